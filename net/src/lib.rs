@@ -1,0 +1,88 @@
+//! Listeners and connection handling shared by every Rampart HTTP server.
+//!
+//! Each server owns its accept loop (rather than a framework's) so connection-level policy —
+//! socket options, per-connection state, the active-mode TCP reset of a later issue — lives in
+//! one place.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use hyper::body::{Body, Incoming};
+use hyper::service::service_fn;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use thiserror::Error;
+use tokio::net::TcpListener;
+
+#[derive(Debug, Error)]
+pub enum NetError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+}
+
+/// Binds a listener with SO_REUSEADDR (fast restarts) and a deep accept backlog.
+pub fn bind(addr: SocketAddr) -> Result<TcpListener, NetError> {
+    let map = |source| NetError::Bind { addr, source };
+    let domain = if addr.is_ipv6() { socket2::Domain::IPV6 } else { socket2::Domain::IPV4 };
+    let socket = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP)).map_err(map)?;
+    socket.set_reuse_address(true).map_err(map)?;
+    socket.set_nonblocking(true).map_err(map)?;
+    socket.bind(&addr.into()).map_err(map)?;
+    socket.listen(1024).map_err(map)?;
+    TcpListener::from_std(socket.into()).map_err(map)
+}
+
+/// Facts about the connection a request arrived on.
+#[derive(Clone, Copy, Debug)]
+pub struct ConnInfo {
+    pub peer: SocketAddr,
+    pub local: SocketAddr,
+}
+
+/// Serves HTTP/1.1 (keep-alive) and HTTP/2 (prior knowledge) on `listener` until `shutdown`
+/// resolves; then stops accepting and lets in-flight connections finish.
+pub async fn serve<H, Fut, B>(listener: TcpListener, handler: H, shutdown: impl Future<Output = ()>)
+where
+    H: Fn(Request<Incoming>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Response<B>> + Send + 'static,
+    B: Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(conn) => conn,
+                Err(err) => {
+                    // EMFILE and friends: keep serving the connections we have.
+                    tracing::warn!(error = %err, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let local = stream.local_addr().unwrap_or(peer);
+        let info = ConnInfo { peer, local };
+        let handler = handler.clone();
+        let service = service_fn(move |req| {
+            let fut = handler(req, info);
+            async move { Ok::<_, Infallible>(fut.await) }
+        });
+        let conn = auto::Builder::new(TokioExecutor::new())
+            .serve_connection(TokioIo::new(stream), service)
+            .into_owned();
+        let conn = graceful.watch(conn);
+        tokio::spawn(async move {
+            if let Err(err) = conn.await {
+                tracing::debug!(error = %err, %peer, "connection closed with error");
+            }
+        });
+    }
+    graceful.shutdown().await;
+}

@@ -1,0 +1,285 @@
+//! The engine: parse → views → one pattern scan per view → models on the fields where they
+//! matter → one verdict. Spec 4.2 rules 4 and 5.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use thiserror::Error;
+
+use crate::detectors::{detector_id, Backing, DetectorId, DETECTORS, PROMPT_INJECTION, SQLI, XSS, XSS_MATCH_SCORE};
+use crate::fields::{FieldKind, FieldLimits, Fields};
+use crate::model::{BatchConfig, ModelError};
+use crate::models::{ModelSet, ModelStatus};
+use crate::patterns::{Hits, PatternError, PatternStage};
+use crate::request::{parse_request, ParsedRequest, ScoreInput};
+use crate::verdict::{Breakdown, DetectorScore, ScoreAll};
+use crate::views::{ViewKind, Views};
+
+#[derive(Debug, Error)]
+pub enum EngineError {
+    #[error(transparent)]
+    Patterns(#[from] PatternError),
+    #[error("unknown detector `{0}`")]
+    UnknownDetector(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// Kill threshold: a score strictly above it is an attack.
+    pub threshold: f32,
+    /// Rules directory overriding the built-in rules.
+    pub rules_dir: Option<PathBuf>,
+    /// Directory holding `sqli/` and `prompt-injection/` model folders; None disables models.
+    pub models_dir: Option<PathBuf>,
+    /// ONNX Runtime shared library.
+    pub ort_dylib: PathBuf,
+    /// Intra-op threads per model session.
+    pub model_threads: usize,
+    pub batch: BatchConfig,
+    pub limits: FieldLimits,
+    /// Most fields per request sent to each model (the rest are not model-scored).
+    pub max_model_fields: usize,
+    /// Fewest words for a field to count as natural language (prompt-injection model).
+    pub min_prompt_words: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            threshold: 0.5,
+            rules_dir: None,
+            models_dir: Some(PathBuf::from("models")),
+            ort_dylib: PathBuf::from("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"),
+            model_threads: 1,
+            batch: BatchConfig::default(),
+            limits: FieldLimits::default(),
+            max_model_fields: 16,
+            min_prompt_words: 5,
+        }
+    }
+}
+
+/// Everything the synchronous stages learnt about one request.
+pub struct Analysis {
+    pub request: ParsedRequest,
+    pub views: Views,
+    pub hits: Hits,
+}
+
+pub struct Engine {
+    patterns: PatternStage,
+    models: Arc<ModelSet>,
+    config: EngineConfig,
+}
+
+impl Engine {
+    /// Compiles the rules at once; models load in the background (see [`Engine::model_status`]).
+    pub fn new(config: EngineConfig) -> Result<Self, EngineError> {
+        let patterns = PatternStage::new(config.rules_dir.as_deref())?;
+        let models = ModelSet::start(config.models_dir.as_deref(), &config);
+        Ok(Engine { patterns, models, config })
+    }
+
+    pub fn threshold(&self) -> f32 {
+        self.config.threshold
+    }
+
+    pub fn patterns(&self) -> &PatternStage {
+        &self.patterns
+    }
+
+    pub fn model_status(&self) -> [(DetectorId, ModelStatus); 2] {
+        [(SQLI, self.models.status(SQLI)), (PROMPT_INJECTION, self.models.status(PROMPT_INJECTION))]
+    }
+
+    pub fn model_path(&self, detector: DetectorId) -> Option<&Path> {
+        self.models.path(detector)
+    }
+
+    /// True once every model has loaded (or models are disabled).
+    pub fn ready(&self) -> bool {
+        self.models.all_ready()
+    }
+
+    pub fn detector(&self, slug: &str) -> Result<DetectorId, EngineError> {
+        detector_id(slug).ok_or_else(|| EngineError::UnknownDetector(slug.to_string()))
+    }
+
+    /// Parse, normalise and scan: the synchronous part of every score.
+    pub fn analyze(&self, input: &ScoreInput<'_>) -> Analysis {
+        let request = parse_request(input, self.config.limits.clone());
+        let views = Views::build(&request.fields);
+        let mut hits = Hits::default();
+        self.patterns.scan(&views.plain, ViewKind::Plain, &mut hits);
+        self.patterns.scan(&views.decoded, ViewKind::Decoded, &mut hits);
+        Analysis { request, views, hits }
+    }
+
+    /// Pattern score and reason of one regex-backed detector.
+    pub fn pattern_score(&self, analysis: &Analysis, detector: DetectorId) -> (f32, String) {
+        match analysis.hits.best[detector] {
+            None => (0.0, String::new()),
+            Some(hit) => {
+                let score = if detector == XSS { XSS_MATCH_SCORE } else { hit.score };
+                let rule = &self.patterns.rules()[hit.rule];
+                let reason = if hit.decoded { format!("{} (decoded)", rule.reason) } else { rule.reason.clone() };
+                (score, reason)
+            }
+        }
+    }
+
+    /// Spec 4.2 rules 4–5: every detector after one normalisation pass; patterns first, models
+    /// skipped when a pattern already crossed the threshold.
+    pub async fn score_all(&self, input: &ScoreInput<'_>) -> ScoreAll {
+        let analysis = self.analyze(input);
+        let mut breakdown = Breakdown::default();
+        let mut reasons: [String; DETECTORS.len()] = Default::default();
+        for (id, info) in DETECTORS.iter().enumerate() {
+            if info.backing == Backing::Regex {
+                let (score, reason) = self.pattern_score(&analysis, id);
+                breakdown.0[id] = score;
+                reasons[id] = reason;
+            }
+        }
+        let pattern_max = breakdown.0.iter().cloned().fold(0.0, f32::max);
+        let models_skipped = pattern_max > self.config.threshold;
+        let mut model_error = None;
+        if !models_skipped {
+            let (sqli, pi) = tokio::join!(
+                self.model_score(&analysis, SQLI),
+                self.model_score(&analysis, PROMPT_INJECTION)
+            );
+            for (id, result) in [(SQLI, sqli), (PROMPT_INJECTION, pi)] {
+                match result {
+                    Ok(scored) => {
+                        breakdown.0[id] = scored.score;
+                        reasons[id] = scored.reason;
+                    }
+                    Err(err) => model_error = Some(err),
+                }
+            }
+        }
+        self.verdict(breakdown, reasons, models_skipped, model_error)
+    }
+
+    /// One detector (spec 4.2 `/score/{detector}`); model detectors always run their model.
+    pub async fn score_detector(&self, detector: DetectorId, input: &ScoreInput<'_>) -> Result<DetectorScore, ModelError> {
+        let analysis = self.analyze(input);
+        let scored = match DETECTORS[detector].backing {
+            Backing::Regex => {
+                let (score, reason) = self.pattern_score(&analysis, detector);
+                DetectorScore { score, reason }
+            }
+            Backing::Model => self.model_score(&analysis, detector).await?,
+        };
+        let reason = if scored.score > self.config.threshold { scored.reason } else { String::new() };
+        Ok(DetectorScore { score: scored.score, reason })
+    }
+
+    /// Pattern detectors only: what the request costs when no model runs (benches, eval).
+    pub fn score_patterns(&self, input: &ScoreInput<'_>) -> ScoreAll {
+        let analysis = self.analyze(input);
+        let mut breakdown = Breakdown::default();
+        let mut reasons: [String; DETECTORS.len()] = Default::default();
+        for (id, info) in DETECTORS.iter().enumerate() {
+            if info.backing == Backing::Regex {
+                let (score, reason) = self.pattern_score(&analysis, id);
+                breakdown.0[id] = score;
+                reasons[id] = reason;
+            }
+        }
+        self.verdict(breakdown, reasons, true, None)
+    }
+
+    fn verdict(
+        &self,
+        breakdown: Breakdown,
+        mut reasons: [String; DETECTORS.len()],
+        models_skipped: bool,
+        model_error: Option<ModelError>,
+    ) -> ScoreAll {
+        let (winner, score) = breakdown
+            .0
+            .iter()
+            .enumerate()
+            .fold((None, 0.0f32), |(w, best), (id, &s)| if s > best { (Some(id), s) } else { (w, best) });
+        let clean = score <= self.config.threshold;
+        let reason = match winner {
+            Some(id) if !clean => std::mem::take(&mut reasons[id]),
+            _ => String::new(),
+        };
+        ScoreAll {
+            score,
+            reason,
+            detector: winner.map(|id| DETECTORS[id].slug).unwrap_or(""),
+            breakdown,
+            models_skipped,
+            model_error,
+        }
+    }
+
+    /// Runs a model on the fields where it can matter; the detector score is the max.
+    async fn model_score(&self, analysis: &Analysis, detector: DetectorId) -> Result<DetectorScore, ModelError> {
+        let candidates = self.model_candidates(analysis, detector);
+        if candidates.is_empty() {
+            return Ok(DetectorScore { score: 0.0, reason: String::new() });
+        }
+        let texts: Vec<String> = candidates
+            .iter()
+            .map(|&f| analysis.views.model_text(&analysis.request.fields, f).to_string())
+            .collect();
+        let scores = self.models.score_many(detector, texts).await?;
+        let (best_idx, best) = scores
+            .iter()
+            .enumerate()
+            .fold((0, 0.0f32), |(bi, b), (i, &s)| if s > b { (i, s) } else { (bi, b) });
+        let decoded = analysis.views.decoded_fields.get(candidates[best_idx]).is_some_and(|d| d.is_some());
+        let slug = DETECTORS[detector].slug;
+        let reason = if decoded { format!("{slug}:model (decoded)") } else { format!("{slug}:model") };
+        Ok(DetectorScore { score: best, reason })
+    }
+
+    fn model_candidates(&self, analysis: &Analysis, detector: DetectorId) -> Vec<usize> {
+        let fields = &analysis.request.fields;
+        let mut out: Vec<usize> = if detector == SQLI {
+            analysis.hits.gated.iter().filter(|(d, _)| *d == SQLI).map(|(_, f)| *f).collect()
+        } else {
+            (0..fields.len()).filter(|&i| self.is_natural_language(fields, i)).collect()
+        };
+        out.truncate(self.config.max_model_fields);
+        out
+    }
+
+    /// Prompt injections arrive in free-text fields: enough words, mostly letters.
+    fn is_natural_language(&self, fields: &Fields, idx: usize) -> bool {
+        let Some(field) = fields.get(idx) else { return false };
+        if !matches!(
+            field.kind,
+            FieldKind::QueryValue | FieldKind::BodyValue | FieldKind::BodyRaw | FieldKind::Base64
+        ) || field.value.len() < 20
+        {
+            return false;
+        }
+        count_words(field.value, self.config.min_prompt_words) >= self.config.min_prompt_words
+    }
+}
+
+/// Counts words of two or more letters, stopping early at `enough`.
+fn count_words(text: &str, enough: usize) -> usize {
+    let mut words = 0;
+    let mut run = 0;
+    for b in text.bytes() {
+        if b.is_ascii_alphabetic() || b >= 0x80 {
+            run += 1;
+        } else {
+            if run >= 2 {
+                words += 1;
+                if words >= enough {
+                    return words;
+                }
+            }
+            run = 0;
+        }
+    }
+    words + usize::from(run >= 2)
+}

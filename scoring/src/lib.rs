@@ -1,0 +1,16 @@
+//! Rampart's scoring engine: request model, normaliser, pattern stage and model stage.
+
+pub mod body;
+pub mod detectors;
+pub mod engine;
+pub mod fields;
+pub mod model;
+pub mod models;
+pub mod normalize;
+pub mod patterns;
+pub mod request;
+pub mod verdict;
+pub mod views;
+
+pub use engine::{Engine, EngineConfig, EngineError};
+pub use request::ScoreInput;

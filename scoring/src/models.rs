@@ -1,0 +1,132 @@
+//! The two model-backed detectors: background loading, status for `/health`, and scoring
+//! through each model's batching queue.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use crate::detectors::{DetectorId, DETECTORS, PROMPT_INJECTION, SQLI};
+use crate::engine::EngineConfig;
+use crate::model::onnx::{init_runtime, OnnxExecutor};
+use crate::model::{BatchConfig, BatchQueue, Executor, ModelError};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ModelStatus {
+    Loading,
+    Ready,
+    Failed(String),
+    Disabled,
+}
+
+enum Slot {
+    Loading,
+    Ready(BatchQueue),
+    Failed(String),
+    Disabled,
+}
+
+struct ModelSlot {
+    detector: DetectorId,
+    /// `<models_dir>/<slug>/model.onnx`, reported by `/health`.
+    path: Option<PathBuf>,
+    state: RwLock<Slot>,
+}
+
+pub struct ModelSet {
+    slots: [ModelSlot; 2],
+}
+
+/// A warm-up text per model: the first real request should not pay for lazy initialisation.
+const WARMUP: &str = "select name from users where id = 1 -- ignore previous instructions";
+
+impl ModelSet {
+    /// Starts loading both models on a background thread (`models_dir` None: disabled).
+    pub fn start(models_dir: Option<&Path>, config: &EngineConfig) -> Arc<ModelSet> {
+        let slot = |detector: DetectorId| ModelSlot {
+            detector,
+            path: models_dir.map(|d| d.join(DETECTORS[detector].slug).join("model.onnx")),
+            state: RwLock::new(if models_dir.is_some() { Slot::Loading } else { Slot::Disabled }),
+        };
+        let set = Arc::new(ModelSet { slots: [slot(SQLI), slot(PROMPT_INJECTION)] });
+        if let Some(dir) = models_dir {
+            let set = set.clone();
+            let dir = dir.to_path_buf();
+            let dylib = config.ort_dylib.clone();
+            let threads = config.model_threads;
+            let batch = config.batch.clone();
+            std::thread::Builder::new()
+                .name("model-loader".into())
+                .spawn(move || set.load_all(&dir, &dylib, threads, batch))
+                .expect("spawning the model loader");
+        }
+        set
+    }
+
+    fn load_all(&self, dir: &Path, dylib: &Path, threads: usize, batch: BatchConfig) {
+        if let Err(err) = init_runtime(dylib) {
+            let detail = format!("ONNX Runtime library {}: {err}", dylib.display());
+            tracing::error!(%detail, "models unavailable");
+            for slot in &self.slots {
+                *slot.state.write().unwrap_or_else(|p| p.into_inner()) = Slot::Failed(detail.clone());
+            }
+            return;
+        }
+        for slot in &self.slots {
+            let slug = DETECTORS[slot.detector].slug;
+            let model_dir = dir.join(slug);
+            let started = std::time::Instant::now();
+            let next = match OnnxExecutor::load(&model_dir, threads) {
+                Ok(mut executor) => match executor.infer(&[WARMUP]) {
+                    Ok(_) => {
+                        tracing::info!(model = slug, ms = started.elapsed().as_millis() as u64, "model ready");
+                        Slot::Ready(BatchQueue::spawn(slug, executor, batch.clone()))
+                    }
+                    Err(err) => Slot::Failed(format!("warm-up failed: {err}")),
+                },
+                Err(err) => Slot::Failed(err.to_string()),
+            };
+            if let Slot::Failed(detail) = &next {
+                tracing::error!(model = slug, %detail, "model failed to load");
+            }
+            *slot.state.write().unwrap_or_else(|p| p.into_inner()) = next;
+        }
+    }
+
+    fn slot(&self, detector: DetectorId) -> Option<&ModelSlot> {
+        self.slots.iter().find(|s| s.detector == detector)
+    }
+
+    pub fn status(&self, detector: DetectorId) -> ModelStatus {
+        match self.slot(detector).map(|s| s.state.read().unwrap_or_else(|p| p.into_inner())) {
+            None => ModelStatus::Disabled,
+            Some(state) => match &*state {
+                Slot::Loading => ModelStatus::Loading,
+                Slot::Ready(_) => ModelStatus::Ready,
+                Slot::Failed(detail) => ModelStatus::Failed(detail.clone()),
+                Slot::Disabled => ModelStatus::Disabled,
+            },
+        }
+    }
+
+    pub fn path(&self, detector: DetectorId) -> Option<&Path> {
+        self.slot(detector).and_then(|s| s.path.as_deref())
+    }
+
+    pub fn all_ready(&self) -> bool {
+        self.slots.iter().all(|s| matches!(self.status(s.detector), ModelStatus::Ready | ModelStatus::Disabled))
+    }
+
+    /// Scores texts with one model. A disabled model scores 0.
+    pub async fn score_many(&self, detector: DetectorId, texts: Vec<String>) -> Result<Vec<f32>, ModelError> {
+        let slug = DETECTORS[detector].slug;
+        let queue = match self.slot(detector).map(|s| s.state.read().unwrap_or_else(|p| p.into_inner())) {
+            None => return Ok(vec![0.0; texts.len()]),
+            Some(state) => match &*state {
+                Slot::Ready(queue) => queue.clone(),
+                Slot::Loading => return Err(ModelError::Loading(slug)),
+                Slot::Failed(detail) => return Err(ModelError::LoadFailed { model: slug, detail: detail.clone() }),
+                Slot::Disabled => return Ok(vec![0.0; texts.len()]),
+            },
+        };
+        queue.score_many(texts).await
+    }
+}

@@ -1,0 +1,175 @@
+//! Rule files: data, one file per detector (`scoring/rules/<slug>.toml`), compiled into the
+//! binary and overridable at run time with a rules directory.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::PatternError;
+use crate::detectors::{detector_id, Backing, DetectorId, DETECTORS};
+
+/// Rule files shipped in the binary. Model gates mark fields worth a model call; they never
+/// score by themselves.
+const BUILTIN: &[(&str, &str)] = &[
+    ("xss.toml", include_str!("../../rules/xss.toml")),
+    ("nosqli.toml", include_str!("../../rules/nosqli.toml")),
+    ("command-injection.toml", include_str!("../../rules/command-injection.toml")),
+    ("ssti.toml", include_str!("../../rules/ssti.toml")),
+    ("path-traversal.toml", include_str!("../../rules/path-traversal.toml")),
+    ("ldap-injection.toml", include_str!("../../rules/ldap-injection.toml")),
+    ("xpath-injection.toml", include_str!("../../rules/xpath-injection.toml")),
+    ("ssrf.toml", include_str!("../../rules/ssrf.toml")),
+    ("xxe.toml", include_str!("../../rules/xxe.toml")),
+    ("deserialization.toml", include_str!("../../rules/deserialization.toml")),
+    ("open-redirect.toml", include_str!("../../rules/open-redirect.toml")),
+    ("crlf.toml", include_str!("../../rules/crlf.toml")),
+    ("sqli.gate.toml", include_str!("../../rules/sqli.gate.toml")),
+];
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleFile {
+    detector: String,
+    #[serde(default)]
+    description: String,
+    /// `gate` files select fields for a model-backed detector.
+    #[serde(default)]
+    kind: Option<String>,
+    #[serde(rename = "rule", default)]
+    rules: Vec<RuleSpec>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleSpec {
+    id: String,
+    pattern: String,
+    #[serde(default = "default_score")]
+    score: f32,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    views: ViewScope,
+}
+
+fn default_score() -> f32 {
+    0.9
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ViewScope {
+    #[default]
+    All,
+    Decoded,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RuleRole {
+    /// A match scores for the detector.
+    Detect,
+    /// A match marks the field as a candidate for the detector's model.
+    Gate,
+}
+
+/// One rule ready for the pattern database.
+#[derive(Clone, Debug)]
+pub struct Rule {
+    pub detector: DetectorId,
+    pub id: String,
+    pub pattern: String,
+    pub score: f32,
+    pub description: String,
+    pub views: ViewScope,
+    pub role: RuleRole,
+    /// `"<slug>:<id>"`, built once so scoring never formats strings.
+    pub reason: String,
+}
+
+/// Loads the built-in rules, or every `*.toml` of `dir` when given.
+pub fn load_rules(dir: Option<&Path>) -> Result<Vec<Rule>, PatternError> {
+    let mut rules = Vec::new();
+    match dir {
+        None => {
+            for (name, text) in BUILTIN {
+                parse_rule_file(name, text, &mut rules)?;
+            }
+        }
+        Some(dir) => {
+            let entries = std::fs::read_dir(dir).map_err(|e| PatternError::Io {
+                path: dir.display().to_string(),
+                detail: e.to_string(),
+            })?;
+            let mut paths: Vec<_> = entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .collect();
+            paths.sort();
+            for path in paths {
+                let text = std::fs::read_to_string(&path).map_err(|e| PatternError::Io {
+                    path: path.display().to_string(),
+                    detail: e.to_string(),
+                })?;
+                parse_rule_file(&path.display().to_string(), &text, &mut rules)?;
+            }
+        }
+    }
+    Ok(rules)
+}
+
+fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), PatternError> {
+    let file: RuleFile = toml::from_str(text)
+        .map_err(|e| PatternError::BadFile { file: name.to_string(), detail: e.to_string() })?;
+    let detector = detector_id(&file.detector).ok_or_else(|| PatternError::BadFile {
+        file: name.to_string(),
+        detail: format!("unknown detector `{}`", file.detector),
+    })?;
+    let role = match file.kind.as_deref() {
+        None | Some("detect") => RuleRole::Detect,
+        Some("gate") => RuleRole::Gate,
+        Some(other) => {
+            return Err(PatternError::BadFile {
+                file: name.to_string(),
+                detail: format!("unknown kind `{other}` (accepted: detect, gate)"),
+            })
+        }
+    };
+    let backing = DETECTORS[detector].backing;
+    if (role == RuleRole::Detect) != (backing == Backing::Regex) {
+        return Err(PatternError::BadFile {
+            file: name.to_string(),
+            detail: format!(
+                "detector `{}` is {:?}-backed: its file must be a {} file",
+                file.detector,
+                backing,
+                if backing == Backing::Regex { "detect" } else { "gate" }
+            ),
+        });
+    }
+    let _ = file.description;
+    for spec in file.rules {
+        if !(0.0..=1.0).contains(&spec.score) {
+            return Err(PatternError::BadFile {
+                file: name.to_string(),
+                detail: format!("rule `{}`: score {} is outside 0.0..=1.0", spec.id, spec.score),
+            });
+        }
+        if out.iter().any(|r| r.detector == detector && r.id == spec.id && r.role == role) {
+            return Err(PatternError::BadFile {
+                file: name.to_string(),
+                detail: format!("duplicate rule id `{}`", spec.id),
+            });
+        }
+        out.push(Rule {
+            detector,
+            reason: format!("{}:{}", file.detector, spec.id),
+            id: spec.id,
+            pattern: spec.pattern,
+            score: spec.score,
+            description: spec.description,
+            views: spec.views,
+            role,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,211 @@
+//! Parses the spec's request_text (`{METHOD} {path}?{query}` newline `{body}`) and optional
+//! headers into [`Fields`].
+
+use crate::body;
+use crate::fields::{FieldKind, FieldLimits, Fields};
+use crate::normalize::percent::{form_decode_into, path_decode_into};
+
+/// A scoring request as the inference service receives it.
+#[derive(Clone, Debug, Default)]
+pub struct ScoreInput<'a> {
+    pub request_text: &'a str,
+    /// Headers of the original request, `(name, value)`; names in any case.
+    pub headers: &'a [(String, String)],
+}
+
+/// The request after parsing: its method and path, and every field a detector looks at.
+#[derive(Debug)]
+pub struct ParsedRequest {
+    pub method: String,
+    pub path: String,
+    pub fields: Fields,
+}
+
+/// Headers never scored: protocol plumbing whose values are not application input, or
+/// credentials whose encoded form only produces noise (and must not be logged in reasons).
+const UNSCORED_HEADERS: &[&str] = &[
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "authorization",
+    "cache-control",
+    "connection",
+    "content-length",
+    "content-type",
+    "host",
+    "if-modified-since",
+    "if-none-match",
+    "keep-alive",
+    "pragma",
+    "proxy-authorization",
+    "te",
+    "upgrade-insecure-requests",
+];
+
+fn header_is_scored(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    !(UNSCORED_HEADERS.contains(&lower.as_str())
+        || lower.starts_with("sec-")
+        || lower.starts_with("x-waf-"))
+}
+
+/// Names made only of these characters cannot carry an attack; skipping them saves scans.
+fn is_plain_name(name: &str) -> bool {
+    name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'[' | b']'))
+}
+
+/// Parses a request. Never fails: anything unrecognised is kept as raw text to scan.
+pub fn parse_request(input: &ScoreInput<'_>, limits: FieldLimits) -> ParsedRequest {
+    let mut fields = Fields::with_limits(limits);
+    let text = input.request_text;
+    let (first_line, body) = match memchr::memchr(b'\n', text.as_bytes()) {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => (text, ""),
+    };
+    let first_line = first_line.strip_suffix('\r').unwrap_or(first_line);
+    let (method, target) = split_request_line(first_line);
+    let (raw_path, query) = match memchr::memchr(b'?', target.as_bytes()) {
+        Some(i) => (&target[..i], Some(&target[i + 1..])),
+        None => (target, None),
+    };
+
+    let mut scratch = String::new();
+    path_decode_into(raw_path, &mut scratch);
+    let path = scratch.clone();
+    if path.len() > 1 {
+        fields.push(FieldKind::Path, "", &path);
+    }
+    if let Some(query) = query {
+        push_query(query, &mut fields, &mut scratch);
+    }
+
+    let mut content_type = None;
+    for (name, value) in input.headers {
+        if name.eq_ignore_ascii_case("content-type") {
+            content_type = Some(value.as_str());
+        }
+        if name.eq_ignore_ascii_case("cookie") {
+            push_cookies(value, &mut fields, &mut scratch);
+        } else if header_is_scored(name) {
+            fields.push(FieldKind::Header, &name.to_ascii_lowercase(), value);
+        }
+    }
+    if !body.is_empty() {
+        body::parse_body(body, content_type, &mut fields);
+    }
+    ParsedRequest { method: method.to_string(), path, fields }
+}
+
+/// `GET /a?b HTTP/1.1` → (`GET`, `/a?b`); tolerant of a missing method or version.
+fn split_request_line(line: &str) -> (&str, &str) {
+    let line = line.trim_start();
+    let (method, rest) = match memchr::memchr(b' ', line.as_bytes()) {
+        Some(i) if line[..i].bytes().all(|b| b.is_ascii_alphabetic()) => (&line[..i], &line[i + 1..]),
+        _ => ("", line),
+    };
+    let rest = rest.trim_start();
+    let target = match rest.rfind(" HTTP/") {
+        Some(i) => &rest[..i],
+        None => rest,
+    };
+    (method, target)
+}
+
+/// Splits an `application/x-www-form-urlencoded` string into name/value fields.
+pub fn push_form_pairs(
+    input: &str,
+    name_kind: FieldKind,
+    value_kind: FieldKind,
+    fields: &mut Fields,
+    scratch: &mut String,
+) {
+    let mut name_buf = String::new();
+    for pair in input.split('&') {
+        if pair.is_empty() {
+            continue;
+        }
+        match memchr::memchr(b'=', pair.as_bytes()) {
+            Some(i) => {
+                form_decode_into(&pair[..i], &mut name_buf);
+                form_decode_into(&pair[i + 1..], scratch);
+                if !is_plain_name(&name_buf) {
+                    fields.push(name_kind, "", &name_buf);
+                }
+                fields.push(value_kind, &name_buf, scratch);
+            }
+            // A bare token (`?../../etc/passwd`) is a value in all but name.
+            None => {
+                form_decode_into(pair, scratch);
+                fields.push(value_kind, "", scratch);
+            }
+        }
+    }
+}
+
+fn push_query(query: &str, fields: &mut Fields, scratch: &mut String) {
+    push_form_pairs(query, FieldKind::QueryName, FieldKind::QueryValue, fields, scratch);
+}
+
+fn push_cookies(header: &str, fields: &mut Fields, scratch: &mut String) {
+    for pair in header.split(';') {
+        let pair = pair.trim();
+        if pair.is_empty() {
+            continue;
+        }
+        let (name, value) = match memchr::memchr(b'=', pair.as_bytes()) {
+            Some(i) => (&pair[..i], &pair[i + 1..]),
+            None => ("", pair),
+        };
+        path_decode_into(value, scratch);
+        fields.push(FieldKind::Cookie, name.trim(), scratch);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields::Field;
+
+    fn parse(text: &str) -> ParsedRequest {
+        parse_request(&ScoreInput { request_text: text, headers: &[] }, FieldLimits::default())
+    }
+
+    #[test]
+    fn request_line_query_and_body_become_fields() {
+        let req = parse("GET /shop/item?id=42&name=O%27Brien+Jr&x%3Cy=1\nhello");
+        assert_eq!(req.method, "GET");
+        assert_eq!(req.path, "/shop/item");
+        let fields: Vec<Field<'_>> = req.fields.iter().collect();
+        assert!(fields.contains(&Field { kind: FieldKind::QueryValue, name: "name", value: "O'Brien Jr" }));
+        assert!(fields.contains(&Field { kind: FieldKind::QueryName, name: "", value: "x<y" }));
+        assert!(fields.iter().any(|f| f.value == "hello"));
+    }
+
+    #[test]
+    fn http_version_suffix_and_bare_tokens() {
+        let req = parse("GET /a/b?../../etc/passwd HTTP/1.1\n");
+        assert_eq!(req.path, "/a/b");
+        assert!(req.fields.iter().any(|f| f.kind == FieldKind::QueryValue && f.value == "../../etc/passwd"));
+    }
+
+    #[test]
+    fn headers_and_cookies_are_scored_but_plumbing_is_not() {
+        let headers = vec![
+            ("User-Agent".to_string(), "sqlmap/1.7".to_string()),
+            ("Accept".to_string(), "*/*".to_string()),
+            ("Cookie".to_string(), "sid=abc; pref=%3Cscript%3E".to_string()),
+        ];
+        let req = parse_request(&ScoreInput { request_text: "GET /", headers: &headers }, FieldLimits::default());
+        let fields: Vec<Field<'_>> = req.fields.iter().collect();
+        assert!(fields.contains(&Field { kind: FieldKind::Header, name: "user-agent", value: "sqlmap/1.7" }));
+        assert!(fields.contains(&Field { kind: FieldKind::Cookie, name: "pref", value: "<script>" }));
+        assert!(!fields.iter().any(|f| f.value == "*/*"));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        for text in ["", "\n", "?", "GET", " ?&=&=\n\n", "\u{0}\u{ffff}?%", "GET /%%%?%u12&%zz=%"] {
+            let _ = parse(text);
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! Score results (spec 2.2 and 2.3) as the engine returns them.
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+
+use crate::detectors::{DetectorId, DETECTORS};
+use crate::model::ModelError;
+
+/// Spec 2.2: one detector's score and reason.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct DetectorScore {
+    pub score: f32,
+    pub reason: String,
+}
+
+/// Spec 2.3 plus what callers need to decide fail-open/closed.
+#[derive(Clone, Debug)]
+pub struct ScoreAll {
+    pub score: f32,
+    /// Reason of the winning detector; empty when the request is clean.
+    pub reason: String,
+    /// Slug of the detector with the maximum score; empty when every score is 0.
+    pub detector: &'static str,
+    pub breakdown: Breakdown,
+    /// True when model detectors were skipped because a pattern already crossed the threshold.
+    pub models_skipped: bool,
+    /// A model that should have run could not (still loading, queue full...). Pattern results
+    /// are still valid; callers decide whether that counts as a scoring failure.
+    pub model_error: Option<ModelError>,
+}
+
+/// Per-detector scores in catalog order; serialises as `{slug: score}`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Breakdown(pub [f32; DETECTORS.len()]);
+
+impl Breakdown {
+    pub fn get(&self, detector: DetectorId) -> f32 {
+        self.0[detector]
+    }
+}
+
+impl Serialize for Breakdown {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(DETECTORS.len()))?;
+        for (d, score) in DETECTORS.iter().zip(self.0.iter()) {
+            map.serialize_entry(d.slug, &round4(*score))?;
+        }
+        map.end()
+    }
+}
+
+impl Serialize for ScoreAll {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(Some(4))?;
+        map.serialize_entry("score", &round4(self.score))?;
+        map.serialize_entry("reason", &self.reason)?;
+        map.serialize_entry("detector", self.detector)?;
+        map.serialize_entry("breakdown", &self.breakdown)?;
+        map.end()
+    }
+}
+
+/// Scores travel as f32 internally; four decimals is what the spec's headers show and it
+/// keeps JSON free of `0.949999988079071`.
+pub fn round4(score: f32) -> f64 {
+    (score as f64 * 10_000.0).round() / 10_000.0
+}

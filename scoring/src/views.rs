@@ -1,0 +1,144 @@
+//! Views: the request's fields concatenated into one buffer per normalisation level, so the
+//! pattern database scans each level once. A NUL byte separates fields (decoded text never
+//! contains NUL), and an offset table maps a match back to its field.
+
+use crate::fields::Fields;
+use crate::normalize;
+
+/// Which normalisation level a view holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ViewKind {
+    /// Each field after one standard URL/form decoding: what the application sees.
+    Plain,
+    /// Deep decoding + comment/whitespace collapse + case folding, for fields that changed,
+    /// and base64 segments decoded to text.
+    Decoded,
+}
+
+pub const SEPARATOR: u8 = 0;
+
+#[derive(Debug, Default)]
+pub struct View {
+    pub text: String,
+    /// Start offset of each segment in `text`, ascending.
+    starts: Vec<u32>,
+    /// The field index of each segment.
+    field_of_segment: Vec<u32>,
+}
+
+impl View {
+    fn clear(&mut self) {
+        self.text.clear();
+        self.starts.clear();
+        self.field_of_segment.clear();
+    }
+
+    fn push(&mut self, field: usize, text: &str) {
+        if !self.text.is_empty() {
+            self.text.push(SEPARATOR as char);
+        }
+        self.starts.push(self.text.len() as u32);
+        self.field_of_segment.push(field as u32);
+        self.text.push_str(text);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// The field holding byte `offset` of the view.
+    pub fn field_at(&self, offset: usize) -> usize {
+        let seg = self.starts.partition_point(|&s| s as usize <= offset).saturating_sub(1);
+        self.field_of_segment.get(seg).copied().unwrap_or(0) as usize
+    }
+
+    /// Text of the segment of `field`, if the view holds that field.
+    pub fn segment_text(&self, field: usize) -> Option<&str> {
+        let seg = self.field_of_segment.iter().position(|&f| f as usize == field)?;
+        let start = self.starts[seg] as usize;
+        let end = self.starts.get(seg + 1).map(|&s| s as usize - 1).unwrap_or(self.text.len());
+        self.text.get(start..end)
+    }
+}
+
+fn has_comment_marker(text: &str) -> bool {
+    memchr::memmem::find(text.as_bytes(), b"/*").is_some()
+        || memchr::memmem::find(text.as_bytes(), b"<!--").is_some()
+}
+
+/// Both views of one request, with the per-field decoded text kept for the models.
+#[derive(Debug, Default)]
+pub struct Views {
+    pub plain: View,
+    pub decoded: View,
+    /// For each field, the decoded+collapsed text, or None when decoding changed nothing.
+    pub decoded_fields: Vec<Option<String>>,
+}
+
+impl Views {
+    /// One normalisation pass over every field.
+    pub fn build(fields: &Fields) -> Views {
+        let mut views = Views::default();
+        views.rebuild(fields);
+        views
+    }
+
+    pub fn rebuild(&mut self, fields: &Fields) {
+        self.plain.clear();
+        self.decoded.clear();
+        self.decoded_fields.clear();
+        let mut deep = String::new();
+        let mut collapsed = String::new();
+        let mut base64 = Vec::new();
+        for (idx, field) in fields.iter().enumerate() {
+            self.plain.push(idx, field.value);
+            let decoded = normalize::may_need_decoding(field.value)
+                && normalize::decode_deep(field.value, &mut deep);
+            let source = if decoded { deep.as_str() } else { field.value };
+            // Whitespace and case alone never need a second scan (rules are caseless and
+            // whitespace-tolerant); comments do, because they split keywords.
+            if decoded || has_comment_marker(source) {
+                normalize::collapse(source, &mut collapsed);
+                self.decoded.push(idx, &collapsed);
+                self.decoded_fields.push(Some(collapsed.clone()));
+            } else {
+                self.decoded_fields.push(None);
+            }
+            base64.clear();
+            normalize::base64_segments(field.value, &mut base64);
+            for text in &base64 {
+                self.decoded.push(idx, text);
+            }
+        }
+    }
+
+    /// The text a model should see for a field: decoded when decoding changed it.
+    pub fn model_text<'a>(&'a self, fields: &'a Fields, field: usize) -> &'a str {
+        match self.decoded_fields.get(field) {
+            Some(Some(text)) => text,
+            _ => fields.get(field).map(|f| f.value).unwrap_or(""),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields::FieldKind;
+
+    #[test]
+    fn offsets_map_back_to_fields() {
+        let mut fields = Fields::default();
+        fields.push(FieldKind::QueryValue, "a", "first");
+        fields.push(FieldKind::QueryValue, "b", "second");
+        fields.push(FieldKind::QueryValue, "c", "third");
+        let views = Views::build(&fields);
+        assert_eq!(views.plain.text, "first\0second\0third");
+        assert_eq!(views.plain.field_at(0), 0);
+        assert_eq!(views.plain.field_at(4), 0);
+        assert_eq!(views.plain.field_at(6), 1);
+        assert_eq!(views.plain.field_at(13), 2);
+        assert_eq!(views.plain.segment_text(1), Some("second"));
+        assert_eq!(views.plain.segment_text(2), Some("third"));
+    }
+}

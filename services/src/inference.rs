@@ -1,0 +1,181 @@
+//! The inference service (spec 4.2): health and scoring endpoints over HTTP, internal only.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use hyper::body::Incoming;
+use hyper::{Method, Request, StatusCode};
+use serde::{Deserialize, Serialize};
+
+use crate::http::{json_response, read_body, ApiError, HttpResponse};
+use scoring::detectors::{Backing, DETECTORS};
+use scoring::models::ModelStatus;
+use scoring::model::ModelError;
+use scoring::{Engine, ScoreInput};
+
+/// Header added to a `/score/all` answer that lacks a model's opinion (still loading, queue
+/// full): the pattern verdict stands, and the caller may treat it as degraded.
+pub const DEGRADED_HEADER: &str = "x-rampart-degraded";
+
+pub struct InferenceService {
+    engine: Arc<Engine>,
+    max_body_bytes: usize,
+}
+
+#[derive(Deserialize)]
+struct ScoreRequest {
+    request_text: String,
+    /// Beyond the spec: the original request's headers, so User-Agent, Referer, Cookie... are
+    /// scored too. Values may be a string or a list of strings.
+    #[serde(default)]
+    headers: Option<BTreeMap<String, HeaderValues>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum HeaderValues {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Serialize)]
+struct Health<'a> {
+    service: &'static str,
+    status: &'static str,
+    sqli_model: String,
+    pi_model: String,
+    detectors: BTreeMap<&'static str, Backing>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    errors: Vec<&'a str>,
+}
+
+impl InferenceService {
+    pub fn new(engine: Arc<Engine>, max_body_bytes: usize) -> Self {
+        InferenceService { engine, max_body_bytes }
+    }
+
+    pub fn engine(&self) -> &Arc<Engine> {
+        &self.engine
+    }
+
+    pub async fn handle(&self, req: Request<Incoming>) -> HttpResponse {
+        match self.route(req).await {
+            Ok(resp) => resp,
+            Err(err) => err.into_response(),
+        }
+    }
+
+    async fn route(&self, req: Request<Incoming>) -> Result<HttpResponse, ApiError> {
+        let path = req.uri().path().to_string();
+        if path == "/health" {
+            return match *req.method() {
+                Method::GET | Method::HEAD => Ok(self.health()),
+                _ => Err(method_not_allowed("GET", &path)),
+            };
+        }
+        let target = match path.as_str() {
+            "/score" => ScoreTarget::Detector(scoring::detectors::SQLI),
+            "/score/all" => ScoreTarget::All,
+            other => match other.strip_prefix("/score/") {
+                Some(slug) => ScoreTarget::Detector(
+                    self.engine.detector(slug).map_err(|e| ApiError::UnknownDetector(format!("{e}; known: {}", known_slugs())))?,
+                ),
+                None => return Err(ApiError::NotFound(format!("no route for {path}"))),
+            },
+        };
+        if req.method() != Method::POST {
+            return Err(method_not_allowed("POST", &path));
+        }
+        let body = read_body(req.into_body(), self.max_body_bytes).await?;
+        let parsed: ScoreRequest = serde_json::from_slice(&body).map_err(|e| match e.classify() {
+            serde_json::error::Category::Data => ApiError::InvalidRequest(format!("{e}; expected {{\"request_text\": string}}")),
+            _ => ApiError::MalformedJson(e.to_string()),
+        })?;
+        let headers = flatten_headers(parsed.headers);
+        let input = ScoreInput { request_text: &parsed.request_text, headers: &headers };
+        match target {
+            ScoreTarget::All => {
+                let result = self.engine.score_all(&input).await;
+                let mut resp = json_response(StatusCode::OK, &result);
+                if let Some(err) = &result.model_error {
+                    tracing::warn!(error = %err, "score/all answered without a model");
+                    let value = hyper::header::HeaderValue::from_static(degraded_code(err));
+                    resp.headers_mut().insert(DEGRADED_HEADER, value);
+                }
+                Ok(resp)
+            }
+            ScoreTarget::Detector(id) => match self.engine.score_detector(id, &input).await {
+                Ok(score) => Ok(json_response(StatusCode::OK, &score)),
+                Err(err) => Err(ApiError::Unavailable(err.to_string())),
+            },
+        }
+    }
+
+    fn health(&self) -> HttpResponse {
+        let statuses = self.engine.model_status();
+        let ready = statuses.iter().all(|(_, s)| matches!(s, ModelStatus::Ready | ModelStatus::Disabled));
+        let path = |id| {
+            self.engine
+                .model_path(id)
+                .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string())
+                .unwrap_or_default()
+        };
+        let detectors = DETECTORS
+            .iter()
+            .enumerate()
+            .filter(|(id, d)| {
+                d.backing == Backing::Regex
+                    || statuses.iter().any(|(mid, s)| mid == id && *s != ModelStatus::Disabled)
+            })
+            .map(|(_, d)| (d.slug, d.backing))
+            .collect();
+        let errors = statuses
+            .iter()
+            .filter_map(|(_, s)| match s {
+                ModelStatus::Failed(detail) => Some(detail.as_str()),
+                _ => None,
+            })
+            .collect();
+        let health = Health {
+            service: "inference",
+            status: if ready { "ok" } else { "loading" },
+            sqli_model: path(scoring::detectors::SQLI),
+            pi_model: path(scoring::detectors::PROMPT_INJECTION),
+            detectors,
+            errors,
+        };
+        json_response(StatusCode::OK, &health)
+    }
+}
+
+enum ScoreTarget {
+    All,
+    Detector(usize),
+}
+
+fn degraded_code(err: &ModelError) -> &'static str {
+    match err {
+        ModelError::Loading(_) => "model-loading",
+        ModelError::QueueFull(_) => "model-overloaded",
+        _ => "model-failed",
+    }
+}
+
+fn method_not_allowed(allow: &'static str, path: &str) -> ApiError {
+    ApiError::MethodNotAllowed { allow, detail: format!("{path} accepts {allow}") }
+}
+
+fn known_slugs() -> String {
+    DETECTORS.iter().map(|d| d.slug).collect::<Vec<_>>().join(", ")
+}
+
+fn flatten_headers(headers: Option<BTreeMap<String, HeaderValues>>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (name, values) in headers.unwrap_or_default() {
+        match values {
+            HeaderValues::One(v) => out.push((name, v)),
+            HeaderValues::Many(vs) => out.extend(vs.into_iter().map(|v| (name.clone(), v))),
+        }
+    }
+    out
+}
