@@ -1,1 +1,158 @@
-fn main(){}
+//! Criterion benches for the scoring hot path. They print figures; nothing here asserts time.
+//!
+//! `cargo bench -p rampart-benches` (or `make bench`). The `score_all/*` groups run with models
+//! disabled (pattern stage only: what every request pays); `score_all_models/*` load the real
+//! ONNX models when the ONNX Runtime library is present.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use scoring::fields::FieldLimits;
+use scoring::normalize;
+use scoring::patterns::{Hits, PatternStage};
+use scoring::request::parse_request;
+use scoring::views::{ViewKind, Views};
+use scoring::{Engine, EngineConfig, ScoreInput};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// A realistic ~1 KB urlencoded checkout form.
+fn form_1k() -> String {
+    let mut body = String::from(
+        "first_name=Siobhan&last_name=O%27Brien&email=siobhan.obrien%40example.ie&phone=%2B353+1+555+0192\
+         &address1=14+Harbour+View&address2=Apt+3&city=Galway&county=Galway&postcode=H91+X2Y3&country=IE\
+         &delivery_notes=Please+leave+the+parcel+with+the+neighbour+at+no.+12+if+nobody+is+home%2C+thanks%21\
+         &gift_message=Happy+birthday+Mam+-+love+from+all+of+us&newsletter=on&terms=accepted&coupon=SPRING-10\
+         &cart%5B0%5D%5Bsku%5D=TSHIRT-RED-M&cart%5B0%5D%5Bqty%5D=2&cart%5B1%5D%5Bsku%5D=MUG-BLUE&cart%5B1%5D%5Bqty%5D=1",
+    );
+    while body.len() < 1024 {
+        body.push_str("&comment=Looking+forward+to+it%2C+the+last+order+was+great");
+    }
+    format!("POST /checkout/submit\n{}", &body[..1024])
+}
+
+/// A realistic ~1 KB JSON API body with prose.
+fn json_1k() -> String {
+    let mut body = String::from(
+        r#"{"order":{"id":"A-10293","customer":{"name":"Siobhán O'Brien","email":"siobhan@example.ie"},"items":[{"sku":"TSHIRT-RED-M","qty":2,"price":19.99},{"sku":"MUG-BLUE","qty":1,"price":8.5}],"notes":"Please select a time slot from the drop-down menu; we are 50% flexible -- mornings are best."},"review":{"rating":5,"title":"Great fit","body":"I ordered the red one in medium and it fits well. Shipping took three days, which is fine. The mug is nice too, although the blue is darker than on the site. Would order again and recommend to friends."},"#,
+    );
+    while body.len() < 1000 {
+        body.push_str(r#""tags":["cotton","gift","summer"],"#);
+    }
+    body.push_str(r#""v":1}"#);
+    format!("POST /api/orders\n{body}")
+}
+
+const ATTACKS: &[(&str, &str)] = &[
+    ("xss_encoded", "GET /search?q=%253Cscript%253Ealert(document.cookie)%253C%252Fscript%253E\n"),
+    ("sqli_union", "GET /item?id=1%27%20UNION%20SELECT%20username%2Cpassword%20FROM%20users--%20\n"),
+    ("traversal", "GET /download?file=..%2F..%2F..%2F..%2Fetc%2Fpasswd\n"),
+    ("cmdi", "POST /ping\nhost=127.0.0.1%3Bcat+%2Fetc%2Fpasswd"),
+    ("xxe", "POST /upload\n<?xml version=\"1.0\"?><!DOCTYPE foo [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]><foo>&xxe;</foo>"),
+];
+
+fn pattern_engine() -> Engine {
+    Engine::new(EngineConfig { models_dir: None, ..EngineConfig::default() }).expect("engine")
+}
+
+fn bench_normaliser(c: &mut Criterion) {
+    let mut g = c.benchmark_group("normaliser");
+    let encoded = "%253Cscript%253Ealert(1)%253C%252Fscript%253E&#x3C;img src=x onerror=alert(1)&#62;\\u003csvg onload=alert(1)\\u003e";
+    let plain = "Please leave the parcel with the neighbour at no. 12 if nobody is home, thanks!";
+    let mut out = String::new();
+    g.bench_function("decode_deep/encoded_attack", |b| b.iter(|| normalize::decode_deep(black_box(encoded), &mut out)));
+    g.bench_function("decode_deep/plain_text", |b| b.iter(|| normalize::decode_deep(black_box(plain), &mut out)));
+    g.bench_function("collapse/sql_comments", |b| {
+        b.iter(|| normalize::collapse(black_box("SeLeCt/**/password/**/FrOm/**/users  WHERE   id=1"), &mut out))
+    });
+    let form = form_1k();
+    g.throughput(Throughput::Bytes(form.len() as u64));
+    g.bench_function("parse_and_views/form_1k", |b| {
+        b.iter(|| {
+            let req = parse_request(&ScoreInput { request_text: black_box(&form), headers: &[] }, FieldLimits::default());
+            Views::build(&req.fields)
+        })
+    });
+    g.finish();
+}
+
+fn bench_patterns(c: &mut Criterion) {
+    let stage = PatternStage::new(None).expect("rules compile");
+    let mut g = c.benchmark_group("pattern_stage");
+    for (name, text) in [("form_1k", form_1k()), ("json_1k", json_1k())] {
+        let req = parse_request(&ScoreInput { request_text: &text, headers: &[] }, FieldLimits::default());
+        let views = Views::build(&req.fields);
+        g.throughput(Throughput::Bytes(views.plain.text.len() as u64));
+        g.bench_function(format!("scan_plain/{name}"), |b| {
+            b.iter(|| {
+                let mut hits = Hits::default();
+                stage.scan(black_box(&views.plain), ViewKind::Plain, &mut hits);
+                hits
+            })
+        });
+    }
+    g.finish();
+}
+
+fn bench_score_all(c: &mut Criterion) {
+    let engine = pattern_engine();
+    let mut g = c.benchmark_group("score_all");
+    for (name, text) in [("benign_form_1k", form_1k()), ("benign_json_1k", json_1k())] {
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_function(name, |b| b.iter(|| engine.score_patterns(&ScoreInput { request_text: black_box(&text), headers: &[] })));
+    }
+    for (name, text) in ATTACKS {
+        g.bench_function(format!("attack/{name}"), |b| {
+            b.iter(|| engine.score_patterns(&ScoreInput { request_text: black_box(text), headers: &[] }))
+        });
+    }
+    g.finish();
+}
+
+/// Full `score_all` with the ONNX models (skipped when the runtime library is missing).
+fn bench_score_all_models(c: &mut Criterion) {
+    let ort = std::env::var("ORT_DYLIB_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"));
+    if !ort.exists() {
+        eprintln!("score_all_models: {} missing, skipped (run scripts/bootstrap)", ort.display());
+        return;
+    }
+    let engine = Engine::new(EngineConfig {
+        models_dir: Some(root().join("models")),
+        ort_dylib: ort,
+        ..EngineConfig::default()
+    })
+    .expect("engine");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !engine.ready() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if !engine.ready() {
+        eprintln!("score_all_models: models not ready: {:?}", engine.model_status());
+        return;
+    }
+    let mut g = c.benchmark_group("score_all_models");
+    let chat = r#"POST /v1/chat/completions
+{"model":"x","messages":[{"role":"system","content":"You are a helpful shop assistant."},{"role":"user","content":"Which of your rain jackets would suit a week of hiking in Scotland in October?"}]}"#;
+    let sqli = "GET /item?id=1%27%20AND%20SLEEP(5)--%20\n";
+    let form = form_1k();
+    for (name, text) in [("chat_prompt", chat), ("sqli_field", sqli), ("benign_form_1k", form.as_str())] {
+        g.bench_function(name, |b| {
+            b.iter(|| rt.block_on(engine.score_all(&ScoreInput { request_text: black_box(text), headers: &[] })))
+        });
+    }
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
+    targets = bench_normaliser, bench_patterns, bench_score_all, bench_score_all_models
+}
+criterion_main!(benches);

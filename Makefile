@@ -1,0 +1,37 @@
+# Rampart — the commands the README promises. Every target bootstraps first (idempotent).
+SHELL := /bin/bash
+DATA ?= ../shared/datasets
+CARGO ?= cargo
+export ORT_DYLIB_PATH ?= $(CURDIR)/vendor/onnxruntime/lib/libonnxruntime.so.1.22.1
+
+.PHONY: bootstrap build run test eval bench fuzz train
+
+bootstrap:
+	scripts/bootstrap
+
+build: bootstrap
+	$(CARGO) build --release -p rampart-services
+
+## Run everything in one process (today: the inference service on 127.0.0.1:8081).
+run: build
+	./target/release/rampart up
+
+## The test suite CI runs.
+test: bootstrap
+	$(CARGO) test --workspace --no-fail-fast
+
+## Detection figures on the data pool (pattern detectors and models).
+eval: build
+	./target/release/rampart eval --data $(DATA)
+
+## Criterion benches (print figures; no timed assertions).
+bench: bootstrap
+	$(CARGO) bench -p rampart-benches
+
+## Every fuzz target for FUZZ_SECONDS each (default 600).
+fuzz: bootstrap
+	scripts/fuzz $${FUZZ_SECONDS:-600}
+
+## Retrain the models (explicit; not part of the tests).
+train:
+	scripts/train $(DATA)
