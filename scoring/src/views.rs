@@ -52,6 +52,14 @@ impl View {
         self.field_of_segment.get(seg).copied().unwrap_or(0) as usize
     }
 
+    /// True when bytes `from..to` lie inside one field (never touching a separator).
+    pub fn within_one_field(&self, from: usize, to: usize) -> bool {
+        let seg = self.starts.partition_point(|&s| s as usize <= from).saturating_sub(1);
+        let start = self.starts.get(seg).map(|&s| s as usize).unwrap_or(0);
+        let end = self.starts.get(seg + 1).map(|&s| s as usize - 1).unwrap_or(self.text.len());
+        from >= start && to <= end
+    }
+
     /// Text of the segment of `field`, if the view holds that field.
     pub fn segment_text(&self, field: usize) -> Option<&str> {
         let seg = self.field_of_segment.iter().position(|&f| f as usize == field)?;
@@ -140,5 +148,8 @@ mod tests {
         assert_eq!(views.plain.field_at(13), 2);
         assert_eq!(views.plain.segment_text(1), Some("second"));
         assert_eq!(views.plain.segment_text(2), Some("third"));
+        assert!(views.plain.within_one_field(6, 12));
+        assert!(!views.plain.within_one_field(3, 6), "ends on the separator");
+        assert!(!views.plain.within_one_field(4, 8));
     }
 }

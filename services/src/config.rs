@@ -19,13 +19,13 @@ pub enum Command {
     Inference(InferenceArgs),
     /// Everything in one process (today: the inference service; the proxy, auth adapter and
     /// ext_proc join as they land).
-    Up(InferenceArgs),
-    /// Reverse proxy (not built yet).
-    Proxy,
-    /// nginx auth_request adapter (not built yet).
-    Auth,
-    /// Envoy ext_proc service (not built yet).
-    Extproc,
+    Up(UpArgs),
+    /// Reverse proxy in front of TARGET_URL (settings validated; the server lands with its issue).
+    Proxy(ProxyArgs),
+    /// nginx auth_request adapter (settings validated; the server lands with its issue).
+    Auth(AuthArgs),
+    /// Envoy ext_proc service (settings validated; the server lands with its issue).
+    Extproc(ExtprocArgs),
     /// Runs the labelled data pool through the engine and prints TPR/FPR per detector.
     Eval(crate::eval::EvalArgs),
 }
@@ -110,6 +110,80 @@ pub struct InferenceArgs {
     pub engine: EngineArgs,
 }
 
+fn parse_http_url(s: &str) -> Result<hyper::Uri, String> {
+    let uri: hyper::Uri = s.parse().map_err(|e| format!("`{s}` is not a URL ({e}); expected http://host:port"))?;
+    match (uri.scheme_str(), uri.authority()) {
+        (Some("http") | Some("https"), Some(_)) => Ok(uri),
+        _ => Err(format!("`{s}` must be an absolute http:// or https:// URL")),
+    }
+}
+
+/// The operating mode at start-up (spec 1.4).
+#[derive(Clone, Debug, Args)]
+pub struct ModeArgs {
+    #[arg(long = "mode", env = "WAF_MODE", value_name = "WAF_MODE", value_enum, default_value = "shadow")]
+    pub mode: WafMode,
+}
+
+/// Where scoring happens: in process, or the inference service at INFERENCE_URL.
+#[derive(Clone, Debug, Args)]
+pub struct ScorerArgs {
+    /// Inference service to call instead of scoring in process.
+    #[arg(long = "inference-url", env = "INFERENCE_URL", value_name = "INFERENCE_URL", value_parser = parse_http_url)]
+    pub inference_url: Option<hyper::Uri>,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct ProxyArgs {
+    #[arg(long = "proxy-addr", env = "PROXY_ADDR", value_name = "PROXY_ADDR", default_value = "0.0.0.0:8080")]
+    pub addr: SocketAddr,
+    /// Upstream application.
+    #[arg(long = "target-url", env = "TARGET_URL", value_name = "TARGET_URL", value_parser = parse_http_url)]
+    pub target_url: Option<hyper::Uri>,
+    #[command(flatten)]
+    pub mode: ModeArgs,
+    #[command(flatten)]
+    pub scorer: ScorerArgs,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct AuthArgs {
+    #[arg(long = "auth-addr", env = "AUTH_ADDR", value_name = "AUTH_ADDR", default_value = "0.0.0.0:8090")]
+    pub addr: SocketAddr,
+    #[arg(long = "auth-metrics-addr", env = "AUTH_METRICS_ADDR", value_name = "AUTH_METRICS_ADDR", default_value = "0.0.0.0:9090")]
+    pub metrics_addr: SocketAddr,
+    #[command(flatten)]
+    pub mode: ModeArgs,
+    #[command(flatten)]
+    pub scorer: ScorerArgs,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct ExtprocArgs {
+    #[arg(long = "extproc-addr", env = "EXTPROC_ADDR", value_name = "EXTPROC_ADDR", default_value = "0.0.0.0:50051")]
+    pub addr: SocketAddr,
+    #[arg(long = "extproc-http-addr", env = "EXTPROC_HTTP_ADDR", value_name = "EXTPROC_HTTP_ADDR", default_value = "0.0.0.0:9090")]
+    pub http_addr: SocketAddr,
+    #[command(flatten)]
+    pub mode: ModeArgs,
+    #[command(flatten)]
+    pub scorer: ScorerArgs,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct UpArgs {
+    #[command(flatten)]
+    pub inference: InferenceArgs,
+    #[arg(long = "proxy-addr", env = "PROXY_ADDR", value_name = "PROXY_ADDR", default_value = "0.0.0.0:8080")]
+    pub proxy_addr: SocketAddr,
+    #[arg(long = "target-url", env = "TARGET_URL", value_name = "TARGET_URL", value_parser = parse_http_url)]
+    pub target_url: Option<hyper::Uri>,
+    #[command(flatten)]
+    pub mode: ModeArgs,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,5 +200,10 @@ mod tests {
         assert!(err.to_string().contains("WAF_THRESHOLD"), "{err}");
         let err = Cli::try_parse_from(["rampart", "inference", "--inference-addr", "nope"]).unwrap_err();
         assert!(err.to_string().contains("INFERENCE_ADDR"), "{err}");
+        let err = Cli::try_parse_from(["rampart", "auth", "--mode", "blocking"]).unwrap_err();
+        let msg = err.to_string();
+        assert!(msg.contains("WAF_MODE") && msg.contains("shadow") && msg.contains("active"), "{msg}");
+        let err = Cli::try_parse_from(["rampart", "proxy", "--target-url", "localhost:3000"]).unwrap_err();
+        assert!(err.to_string().contains("TARGET_URL"), "{err}");
     }
 }

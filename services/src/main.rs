@@ -26,7 +26,7 @@ async fn run(command: Command) -> ExitCode {
     match command {
         Command::Inference(args) => serve(start_inference(&args), "inference").await,
         Command::Up(args) => {
-            let started = start_inference(&args);
+            let started = start_inference(&args.inference);
             if let Ok(running) = &started {
                 println!("rampart up: inference service on http://{}", running.addr);
                 println!("rampart up: the proxy, dashboard, auth adapter and ext_proc are not built yet");
@@ -34,8 +34,8 @@ async fn run(command: Command) -> ExitCode {
             serve(started, "up").await
         }
         Command::Eval(args) => services::eval::run(args).await,
-        Command::Proxy | Command::Auth | Command::Extproc => {
-            eprintln!("rampart: this component is not built yet; `rampart inference` is available");
+        Command::Proxy(_) | Command::Auth(_) | Command::Extproc(_) => {
+            eprintln!("rampart: settings are valid, but this component is not built yet; `rampart inference` is available");
             ExitCode::from(2)
         }
     }

@@ -2,13 +2,198 @@
 //!
 //! Each parser pushes fields into a [`Fields`] sink and never fails: input it cannot parse
 //! is pushed whole as a `BodyRaw` field so that it is still scanned.
+//!
+//! The Content-Type hint decides when it names a structured type (`*json*`,
+//! `application/x-www-form-urlencoded`, `multipart/*`, `*xml*`); otherwise (no hint,
+//! `text/plain`, `application/octet-stream`...) the body is sniffed: a leading `{`/`[` is JSON,
+//! `<` is XML when it is well-formed, `--boundary` plus `Content-Disposition` is multipart,
+//! `name=value&...` is a form, and anything else is raw. Nesting (multipart parts with their
+//! own content type, JSON and XML depth) is bounded by `FieldLimits::max_depth`, and all
+//! parsers are iterative and linear in the body length.
 
-use crate::fields::{FieldKind, Fields};
+pub mod form;
+pub mod json;
+pub mod multipart;
+pub mod raw;
+pub mod xml;
+
+use crate::fields::Fields;
+
+/// The structured body types a Content-Type can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BodyType {
+    Form,
+    Json,
+    Multipart,
+    Xml,
+}
+
+/// The body type a Content-Type value names, if any (`None` means: sniff).
+pub fn content_type_kind(content_type: &str) -> Option<BodyType> {
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    let media = media.to_ascii_lowercase();
+    if media.contains("json") {
+        Some(BodyType::Json)
+    } else if media == "application/x-www-form-urlencoded" {
+        Some(BodyType::Form)
+    } else if media.starts_with("multipart/") {
+        Some(BodyType::Multipart)
+    } else if media.ends_with("/xml") || media.ends_with("+xml") {
+        Some(BodyType::Xml)
+    } else {
+        None
+    }
+}
 
 /// Parses `body` (with an optional Content-Type hint) into fields.
 pub fn parse_body(body: &str, content_type: Option<&str>, fields: &mut Fields) {
-    let _ = content_type;
-    if !body.is_empty() {
-        fields.push(FieldKind::BodyRaw, "", body);
+    parse_body_at(body, content_type, fields, 0);
+}
+
+/// [`parse_body`] at nesting depth `depth` (multipart parts recurse through here).
+pub(crate) fn parse_body_at(body: &str, content_type: Option<&str>, fields: &mut Fields, depth: usize) {
+    if body.is_empty() {
+        return;
+    }
+    if depth > fields.limits().max_depth {
+        raw::push_raw(body, fields);
+        return;
+    }
+    let parsed = match content_type.and_then(content_type_kind) {
+        Some(BodyType::Json) => json::parse_json_at(body, fields, depth),
+        Some(BodyType::Form) => {
+            form::parse_form(body, fields);
+            true
+        }
+        Some(BodyType::Multipart) => multipart::parse_multipart_at(body, content_type, fields, depth),
+        Some(BodyType::Xml) => xml::parse_xml_at(body, fields, depth, false),
+        None => sniff(body, fields, depth),
+    };
+    if !parsed {
+        raw::push_raw(body, fields);
+    }
+}
+
+/// Parses an unhinted body by its look; returns false when it was not recognised or did not
+/// parse (nothing pushed then).
+fn sniff(body: &str, fields: &mut Fields, depth: usize) -> bool {
+    let t = body.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '\u{feff}');
+    match t.as_bytes().first() {
+        Some(b'{' | b'[') => json::parse_json_at(body, fields, depth),
+        Some(b'<') => xml::parse_xml_at(body, fields, depth, true),
+        Some(b'-') if multipart::sniff_boundary(body).is_some() && contains_ignore_case(body, "content-disposition") => {
+            multipart::parse_multipart_at(body, None, fields, depth)
+        }
+        _ if looks_like_form(body) => {
+            form::parse_form(body, fields);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// `name=value&...`: the first name is a short token and the body has no line breaks or
+/// spaces (a form encoder would have escaped them).
+pub fn looks_like_form(body: &str) -> bool {
+    let body = body.trim_end_matches(['\r', '\n']);
+    let Some(eq) = memchr::memchr(b'=', body.as_bytes()) else { return false };
+    if eq == 0 || eq > 256 {
+        return false;
+    }
+    let name_ok = body.as_bytes()[..eq]
+        .iter()
+        .all(|&b| b > b' ' && b != 0x7f && !matches!(b, b'<' | b'>' | b'"' | b'\'' | b'{' | b'}' | b'(' | b')' | b';'));
+    name_ok && !body.bytes().any(|b| matches!(b, b'\n' | b'\r' | b' ' | b'\t'))
+}
+
+/// Names made only of these characters cannot carry an attack; skipping them saves scans
+/// (the same rule as the request parser's).
+pub(crate) fn is_plain_name(name: &str) -> bool {
+    name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'[' | b']'))
+}
+
+fn contains_ignore_case(haystack: &str, lower_needle: &str) -> bool {
+    let n = lower_needle.as_bytes();
+    let Some(&first) = n.first() else { return true };
+    let h = haystack.as_bytes();
+    let mut from = 0;
+    while let Some(j) = memchr::memchr2(first, first.to_ascii_uppercase(), &h[from..]) {
+        let at = from + j;
+        if h.get(at..at + n.len()).is_some_and(|w| w.eq_ignore_ascii_case(n)) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields::{Field, FieldKind, FieldLimits};
+
+    fn parse(body: &str, ct: Option<&str>) -> Vec<(FieldKind, String, String)> {
+        let mut fields = Fields::with_limits(FieldLimits::default());
+        parse_body(body, ct, &mut fields);
+        fields.iter().map(|f: Field<'_>| (f.kind, f.name.to_string(), f.value.to_string())).collect()
+    }
+
+    fn has(v: &[(FieldKind, String, String)], kind: FieldKind, name: &str, value: &str) -> bool {
+        v.iter().any(|(k, n, val)| *k == kind && n == name && val == value)
+    }
+
+    #[test]
+    fn content_type_hints() {
+        assert_eq!(content_type_kind("application/json; charset=utf-8"), Some(BodyType::Json));
+        assert_eq!(content_type_kind("application/vnd.api+json"), Some(BodyType::Json));
+        assert_eq!(content_type_kind("Application/X-WWW-Form-Urlencoded"), Some(BodyType::Form));
+        assert_eq!(content_type_kind("multipart/form-data; boundary=x"), Some(BodyType::Multipart));
+        assert_eq!(content_type_kind("text/xml"), Some(BodyType::Xml));
+        assert_eq!(content_type_kind("application/soap+xml"), Some(BodyType::Xml));
+        assert_eq!(content_type_kind("text/plain"), None);
+    }
+
+    #[test]
+    fn sniffing_without_a_hint() {
+        let v = parse("{\"q\":\"<script>\"}", None);
+        assert!(has(&v, FieldKind::BodyValue, "q", "<script>"));
+        let v = parse("a=1&b=%3Cx%3E", Some("text/plain"));
+        assert!(has(&v, FieldKind::BodyValue, "b", "<x>"));
+        let v = parse("<?xml version=\"1.0\"?><a>hi</a>", None);
+        assert!(has(&v, FieldKind::BodyValue, "a", "hi"));
+        let v = parse("--xyz\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\nval\r\n--xyz--\r\n", None);
+        assert!(has(&v, FieldKind::BodyValue, "f", "val"));
+        let v = parse("just some text = here", None);
+        assert_eq!(v, [(FieldKind::BodyRaw, String::new(), "just some text = here".to_string())]);
+    }
+
+    #[test]
+    fn hinted_but_unparseable_bodies_are_kept_raw() {
+        let v = parse("{not json", Some("application/json"));
+        assert_eq!(v, [(FieldKind::BodyRaw, String::new(), "{not json".to_string())]);
+        let v = parse("no boundary here", Some("multipart/form-data"));
+        assert_eq!(v, [(FieldKind::BodyRaw, String::new(), "no boundary here".to_string())]);
+        let v = parse("plain text", Some("application/xml"));
+        assert_eq!(v, [(FieldKind::BodyRaw, String::new(), "plain text".to_string())]);
+        let v = parse("{\"a\": 1", None);
+        assert_eq!(v, [(FieldKind::BodyRaw, String::new(), "{\"a\": 1".to_string())]);
+    }
+
+    #[test]
+    fn sniffed_html_is_not_lost() {
+        let v = parse("<img src=x onerror=alert(1)>", None);
+        assert!(has(&v, FieldKind::BodyRaw, "", "<img src=x onerror=alert(1)>"));
+        let v = parse("<script>alert(1)</script>", None);
+        assert!(has(&v, FieldKind::BodyRaw, "", "<script>alert(1)</script>"));
+    }
+
+    #[test]
+    fn form_sniffing_rules() {
+        assert!(looks_like_form("a=1&b=2"));
+        assert!(looks_like_form("q=a+b\r\n"));
+        assert!(!looks_like_form("=x"));
+        assert!(!looks_like_form("hello world=1"));
+        assert!(!looks_like_form("<a=1"));
+        assert!(!looks_like_form("plain"));
     }
 }

@@ -4,34 +4,263 @@
 //! `fn(input: &str, out: &mut String) -> bool` (appends to `out`, returns whether it changed
 //! anything). `decode_deep` chains them to a fixpoint with a bounded number of rounds, so the
 //! work stays linear in input length times `MAX_ROUNDS`.
+//!
+//! | file          | transformation                                                    |
+//! |---------------|-------------------------------------------------------------------|
+//! | `percent.rs`  | `%XX` (repeated), `+`, IIS `%uXXXX`                              |
+//! | `entities.rs` | HTML entities: named, `&#60;`, `&#x3c;`, with or without `;`      |
+//! | `escapes.rs`  | `\uXXXX`, `\u{..}`, `\xXX`, octal `\NNN`, `\/`                  |
+//! | `utf8.rs`     | NUL removal, overlong UTF-8 → ASCII, invalid bytes → U+FFFD       |
+//! | `collapse.rs` | comments removed, whitespace collapsed, ASCII lower-cased          |
+//! | `base64.rs`   | printable text hidden in base64 segments                           |
+//!
+//! Bounds: no transformation makes its text longer (every encoded form is at least as long as
+//! the UTF-8 it decodes to), and `decode_deep` additionally stops at [`max_decoded_len`].
 
+pub mod base64;
+pub mod collapse;
+pub mod entities;
+pub mod escapes;
 pub mod percent;
+pub mod utf8;
 
 /// Upper bound on decode rounds (double/triple encoding is common, more is noise).
 pub const MAX_ROUNDS: usize = 4;
+
+/// Fixed slack in [`max_decoded_len`].
+pub const MAX_DECODED_SLACK: usize = 64 * 1024;
+
+/// Most bytes `decode_deep` writes for an input of `input_len` bytes: `4 × input + 64 KiB`.
+/// (In practice the output is never longer than the input; this is the enforced guarantee.)
+pub fn max_decoded_len(input_len: usize) -> usize {
+    input_len.saturating_mul(4).saturating_add(MAX_DECODED_SLACK)
+}
+
+type Transform = fn(&str, &mut String) -> bool;
+
+/// The decoders `decode_deep` chains, in order, each round.
+const DECODERS: [Transform; 4] =
+    [utf8::clean, percent::deep_decode_into, entities::decode, escapes::decode];
 
 /// Decodes everything an application or browser might decode: repeated percent-decoding,
 /// `+`, `%uXXXX`, HTML entities, JS/JSON escapes, NUL bytes and overlong UTF-8.
 /// Writes the result to `out` (cleared first) and returns true when it differs from `input`.
 pub fn decode_deep(input: &str, out: &mut String) -> bool {
     out.clear();
-    out.push_str(input);
-    false
+    let b = input.as_bytes();
+    if !b.iter().any(|&c| matches!(c, b'%' | b'+' | b'&' | b'\\' | 0)) {
+        out.push_str(input);
+        return false;
+    }
+    let limit = max_decoded_len(input.len());
+    let mut cur = input.to_owned();
+    let mut next = String::with_capacity(input.len());
+    let mut changed_any = false;
+    'rounds: for _ in 0..MAX_ROUNDS {
+        let mut changed = false;
+        for decoder in DECODERS {
+            next.clear();
+            if decoder(&cur, &mut next) {
+                if next.len() > limit {
+                    break 'rounds;
+                }
+                std::mem::swap(&mut cur, &mut next);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+        changed_any = true;
+    }
+    out.push_str(&cur);
+    changed_any && cur != input
 }
 
 /// Removes comments (`/* */`, `<!-- -->`), collapses whitespace runs to one space and folds
 /// ASCII case. Writes to `out` (cleared first); returns true when it differs from `input`.
 pub fn collapse(input: &str, out: &mut String) -> bool {
     out.clear();
-    out.push_str(input);
-    false
+    collapse::collapse(input, out)
 }
 
 /// Finds base64 segments of at least 16 characters that decode to printable text and pushes
-/// each decoded text to `out`.
-pub fn base64_segments(_input: &str, _out: &mut Vec<String>) {}
+/// each decoded text to `out` (at most [`base64::MAX_SEGMENTS`] texts and
+/// [`base64::MAX_DECODED_BYTES`] bytes).
+pub fn base64_segments(input: &str, out: &mut Vec<String>) {
+    base64::base64_segments(input, out);
+}
 
-/// Cheap pre-check: false means `decode_deep` cannot change `input`, so it can be skipped.
+/// Byte classes for [`may_need_decoding`].
+const PLAIN: u8 = 0;
+const TRIGGER: u8 = 1;
+const LOWER: u8 = 2;
+const UPPER: u8 = 3;
+const B64_OTHER: u8 = 4;
+const SLASH: u8 = 5;
+const LT: u8 = 6;
+
+const CLASS: [u8; 256] = {
+    let mut t = [PLAIN; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = match b {
+            b'%' | b'+' | b'&' | b'\\' | 0 | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | 0x80..=0xff => TRIGGER,
+            b'a'..=b'z' => LOWER,
+            b'A'..=b'Z' => UPPER,
+            b'0'..=b'9' | b'-' | b'_' => B64_OTHER,
+            b'/' => SLASH,
+            b'<' => LT,
+            _ => PLAIN,
+        };
+        i += 1;
+    }
+    t
+};
+
+/// Cheap pre-check (one table-driven byte scan): false means none of `decode_deep`,
+/// `collapse` (comments, control whitespace) and `base64_segments` can reveal anything, so
+/// the decoded view can be skipped. True for encoding bytes (`% + & \`, NUL, non-ASCII),
+/// control whitespace, `/*`, `<!`, and runs of 16+ base64 characters with both cases.
 pub fn may_need_decoding(input: &str) -> bool {
-    input.bytes().any(|b| matches!(b, b'%' | b'+' | b'&' | b'\\' | 0 | 0x80..=0xff))
+    let b = input.as_bytes();
+    let mut run = 0usize;
+    let mut cases = 0u8;
+    for (i, &c) in b.iter().enumerate() {
+        match CLASS[c as usize] {
+            TRIGGER => return true,
+            LOWER => {
+                run += 1;
+                cases |= 1;
+            }
+            UPPER => {
+                run += 1;
+                cases |= 2;
+            }
+            B64_OTHER => run += 1,
+            SLASH => {
+                if b.get(i + 1) == Some(&b'*') {
+                    return true;
+                }
+                run += 1;
+            }
+            LT => {
+                if b.get(i + 1) == Some(&b'!') {
+                    return true;
+                }
+                run = 0;
+                cases = 0;
+            }
+            _ => {
+                run = 0;
+                cases = 0;
+            }
+        }
+        if run >= base64::MIN_SEGMENT && cases == 3 {
+            return true;
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn deep(s: &str) -> String {
+        let mut out = String::new();
+        decode_deep(s, &mut out);
+        out
+    }
+
+    fn view(s: &str) -> String {
+        let mut d = String::new();
+        decode_deep(s, &mut d);
+        let mut c = String::new();
+        collapse(&d, &mut c);
+        c
+    }
+
+    #[test]
+    fn classic_evasions() {
+        assert_eq!(deep("%253Cscript%253E"), "<script>");
+        assert_eq!(deep("%u003cscript%u003e"), "<script>");
+        assert_eq!(deep("&#x3C;script&#62;"), "<script>");
+        assert_eq!(deep("\\u003cimg src=x onerror=alert(1)\\u003e"), "<img src=x onerror=alert(1)>");
+        assert_eq!(deep("%c0%ae%c0%ae%c0%af"), "../");
+        assert_eq!(deep("..%c0%af..%c0%afetc%c0%afpasswd"), "../../etc/passwd");
+        assert_eq!(view("<scr<!-- -->ipt>"), "<script>");
+        assert_eq!(view("SeLeCt/**/uNiOn"), "select union");
+        let mut segs = Vec::new();
+        base64_segments("PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==", &mut segs);
+        assert_eq!(segs, ["<script>alert(1)</script>"]);
+    }
+
+    #[test]
+    fn mixed_layers_decode_to_a_fixpoint() {
+        assert_eq!(deep("%26lt%3Bscript%26gt%3B"), "<script>");
+        assert_eq!(deep("&amp;amp;lt;"), "<");
+        assert_eq!(deep("%5Cu003cx"), "<x");
+        assert_eq!(deep("\\x25\\x33\\x43"), "<");
+        assert_eq!(deep("java%26%23x09%3Bscript%26colon%3B"), "java\tscript:");
+        assert_eq!(deep("a%00b\0c"), "abc");
+        assert_eq!(view("UNION%0aSELECT%09*%2F**%2FFROM"), "union select * from");
+    }
+
+    #[test]
+    fn decode_deep_reports_changes() {
+        let mut out = String::new();
+        assert!(!decode_deep("plain text", &mut out));
+        assert_eq!(out, "plain text");
+        assert!(!decode_deep("100% & \\d", &mut out));
+        assert_eq!(out, "100% & \\d");
+        assert!(decode_deep("a+b", &mut out));
+        assert_eq!(out, "a b");
+    }
+
+    #[test]
+    fn output_is_bounded() {
+        let inputs = [
+            "%25".repeat(5000),
+            "&#x10FFFF;".repeat(1000),
+            "%uD83D%uDE00".repeat(1000),
+            "\\u{10FFFF}".repeat(1000),
+            "&nbsp".repeat(1000),
+            "%ff".repeat(1000),
+            "\\xff".repeat(1000),
+        ];
+        for s in &inputs {
+            let mut out = String::new();
+            decode_deep(s, &mut out);
+            assert!(out.len() <= s.len(), "{}", &s[..12]);
+            assert!(out.len() <= max_decoded_len(s.len()));
+        }
+    }
+
+    #[test]
+    fn precheck() {
+        for s in ["%3c", "a+b", "&lt;", "\\u003c", "a\0", "é", "a\nb", "a/**/b", "<!--", "PHNjcmlwdD5hbGVydCgx"] {
+            assert!(may_need_decoding(s), "{s:?}");
+        }
+        for s in ["", "hello world", "/shop/item", "id=42", "user@example.com", "0123456789abcdef0123", "<b>x</b>"] {
+            assert!(!may_need_decoding(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn never_panics_on_odd_input() {
+        let odd = ["%", "%u", "%uD800", "&#", "&#x", "&", "\\", "\\u{", "\\x", "é%", "%c0", "/*", "<!--", "\u{a0}"];
+        for a in odd {
+            for b in odd {
+                let s = format!("{a}{b}é{a}");
+                let mut out = String::new();
+                decode_deep(&s, &mut out);
+                collapse(&s, &mut out);
+                let mut segs = Vec::new();
+                base64_segments(&s, &mut segs);
+                let _ = may_need_decoding(&s);
+            }
+        }
+    }
 }

@@ -25,7 +25,7 @@ pub fn bytes_into(bytes: &[u8], out: &mut String) -> bool {
             Err(e) => {
                 let (valid, bad) = rest.split_at(e.valid_up_to());
                 if let Ok(s) = std::str::from_utf8(valid) {
-                    changed |= push_without_nul(s, out);
+                    push_without_nul(s, out);
                 }
                 changed = true;
                 if let Some((c, len)) = overlong(bad) {
@@ -109,7 +109,7 @@ mod tests {
     fn invalid_bytes_become_replacement_chars() {
         assert_eq!(fix(b"a\xffb"), ("a\u{FFFD}b".to_string(), true));
         assert_eq!(fix(b"\xc0"), ("\u{FFFD}".to_string(), true));
-        assert_eq!(fix(b"\xe0\x80"), ("\u{FFFD}".to_string(), true));
+        assert_eq!(fix(b"\xe0\x80"), ("\u{FFFD}\u{FFFD}".to_string(), true));
         assert_eq!(fix(b"\xc3\xa9\xbf'"), ("\u{e9}\u{FFFD}'".to_string(), true));
         assert_eq!(fix(b"ok"), ("ok".to_string(), false));
         assert_eq!(fix(b""), (String::new(), false));

@@ -1,6 +1,7 @@
 //! The pattern stage: ONE Hyperscan block database for every rule of every regex-backed
 //! detector (and the model gates), scanned once per view.
 
+mod field_local;
 pub mod rules;
 
 use std::path::Path;
@@ -78,6 +79,9 @@ impl Hits {
 pub struct PatternStage {
     db: BlockDatabase,
     rules: Vec<Rule>,
+    /// Per rule: it matches NUL on purpose, so its matches carry a start offset and are
+    /// checked to lie within one field.
+    checks_span: Vec<bool>,
     /// Hyperscan scratch is per concurrent scan; a small pool avoids reallocating it.
     scratch_pool: Mutex<Vec<Scratch>>,
 }
@@ -90,13 +94,14 @@ impl PatternStage {
     }
 
     pub fn from_rules(rules: Vec<Rule>) -> Result<Self, PatternError> {
-        let patterns: Vec<Pattern> = rules.iter().enumerate().map(|(i, r)| compile_pattern(i, r)).collect();
-        let db: BlockDatabase = match Patterns(patterns).build() {
+        let patterns: Vec<(Pattern, bool)> = rules.iter().enumerate().map(|(i, r)| compile_pattern(i, r)).collect();
+        let checks_span = patterns.iter().map(|(_, som)| *som).collect();
+        let db: BlockDatabase = match Patterns(patterns.into_iter().map(|(p, _)| p).collect()).build() {
             Ok(db) => db,
             Err(err) => return Err(find_bad_rule(&rules).unwrap_or(PatternError::Hyperscan(err.to_string()))),
         };
         let first = db.alloc_scratch().map_err(|e| PatternError::Hyperscan(e.to_string()))?;
-        Ok(PatternStage { db, rules, scratch_pool: Mutex::new(vec![first]) })
+        Ok(PatternStage { db, rules, checks_span, scratch_pool: Mutex::new(vec![first]) })
     }
 
     pub fn rules(&self) -> &[Rule] {
@@ -116,10 +121,12 @@ impl PatternStage {
         let scratch = self.take_scratch();
         let Some(scratch) = scratch else { return };
         let rules = &self.rules;
-        let result = self.db.scan(view.text.as_bytes(), &scratch, |id: u32, _from: u64, to: u64, _flags: u32| {
+        let checks_span = &self.checks_span;
+        let result = self.db.scan(view.text.as_bytes(), &scratch, |id: u32, from: u64, to: u64, _flags: u32| {
             let rule_idx = id as usize;
             if let Some(rule) = rules.get(rule_idx) {
-                if !(rule.views == ViewScope::Decoded && kind == ViewKind::Plain) {
+                let spans_fields = checks_span[rule_idx] && !view.within_one_field(from as usize, to as usize);
+                if !spans_fields && !(rule.views == ViewScope::Decoded && kind == ViewKind::Plain) {
                     // `to` is one past the last matched byte.
                     let field = view.field_at((to as usize).saturating_sub(1));
                     hits.record(rule_idx, rule, kind, field);
@@ -148,20 +155,84 @@ impl PatternStage {
     }
 }
 
-fn compile_pattern(id: usize, rule: &Rule) -> Pattern {
-    Pattern {
-        expression: rule.pattern.clone(),
-        flags: CompileFlags::CASELESS | CompileFlags::SINGLEMATCH,
-        id: Some(id),
-        ext: Default::default(),
-        som: None,
-    }
+/// The rule's pattern made field-local; the flag says whether it needs start-of-match.
+fn compile_pattern(id: usize, rule: &Rule) -> (Pattern, bool) {
+    let (expression, matches_nul) = field_local::make_field_local(&rule.pattern);
+    // SOM is costly (and overflows when used on every pattern): only where a match could
+    // otherwise include the separator. Such rules report every match, not just the first, so
+    // a rejected cross-field match cannot hide a real one.
+    let flags = if matches_nul {
+        CompileFlags::CASELESS | CompileFlags::SOM_LEFTMOST
+    } else {
+        CompileFlags::CASELESS | CompileFlags::SINGLEMATCH
+    };
+    (Pattern { expression, flags, id: Some(id), ext: Default::default(), som: None }, matches_nul)
 }
 
 /// After a failed multi-pattern compile, compiles rules one by one to name the culprit.
 fn find_bad_rule(rules: &[Rule]) -> Option<PatternError> {
     rules.iter().enumerate().find_map(|(i, r)| {
-        let one: Result<BlockDatabase, _> = compile_pattern(i, r).build();
+        let one: Result<BlockDatabase, _> = compile_pattern(i, r).0.build();
         one.err().map(|e| PatternError::BadPattern { reason: r.reason.clone(), detail: e.to_string() })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::detectors::detector_id;
+    use crate::fields::{FieldKind, Fields};
+    use crate::views::Views;
+
+    fn rule(slug: &str, id: &str, pattern: &str) -> Rule {
+        Rule {
+            detector: detector_id(slug).unwrap(),
+            id: id.into(),
+            pattern: pattern.into(),
+            score: 0.9,
+            description: String::new(),
+            views: ViewScope::All,
+            role: RuleRole::Detect,
+            reason: format!("{slug}:{id}"),
+        }
+    }
+
+    fn hits_for(stage: &PatternStage, values: &[&str]) -> Hits {
+        let mut fields = Fields::default();
+        for v in values {
+            fields.push(FieldKind::QueryValue, "q", v);
+        }
+        let views = Views::build(&fields);
+        let mut hits = Hits::default();
+        stage.scan(&views.plain, ViewKind::Plain, &mut hits);
+        hits
+    }
+
+    #[test]
+    fn matches_never_span_two_fields() {
+        let stage = PatternStage::from_rules(vec![
+            rule("path-traversal", "nul-after-ext", r"\.jsp\x00"),
+            rule("xss", "tag-then-handler", r"<img.{0,40}onerror"),
+            rule("ssti", "negated", r"\{\{[^}]{0,20}\}\}"),
+        ])
+        .unwrap();
+        let pt = detector_id("path-traversal").unwrap();
+        let xss = detector_id("xss").unwrap();
+        let ssti = detector_id("ssti").unwrap();
+        // Each piece is benign; only the separator between them could complete a match.
+        let hits = hits_for(&stage, &["/shop/index.jsp", "<img", "onerror is a word", "{{name", "}}"]);
+        assert_eq!(hits.best[pt], None);
+        assert_eq!(hits.best[xss], None);
+        assert_eq!(hits.best[ssti], None);
+        // Inside one field the same rules fire, NUL rule included, and the field is reported.
+        let hits = hits_for(&stage, &["benign", "/download/report.jsp\0.png", "<img src=x onerror=alert(1)>"]);
+        assert_eq!(hits.best[pt].map(|h| h.field), Some(1));
+        assert_eq!(hits.best[xss].map(|h| h.field), Some(2));
+    }
+
+    #[test]
+    fn a_bad_pattern_is_named_at_start_up() {
+        let err = PatternStage::from_rules(vec![rule("xss", "ok", "<script"), rule("xss", "broken", r"(a")]).err().unwrap();
+        assert!(err.to_string().contains("xss:broken"), "{err}");
+    }
 }

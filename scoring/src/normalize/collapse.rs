@@ -1,0 +1,113 @@
+//! Comment removal, whitespace collapsing and ASCII case folding.
+//!
+//! - `/* ... */` becomes a space (unterminated: to the end); MySQL executable comments
+//!   `/*!50000 ... */` keep their content (the server runs it), only the markers become spaces.
+//! - `<!-- ... -->` is removed without a trace (`<scr<!-- -->ipt>` → `<script>`); unterminated:
+//!   to the end.
+//! - Runs of whitespace (space, `\t \n \r \v \f`, NBSP) become one space.
+//! - ASCII letters are lower-cased; other characters are kept.
+
+/// Appends the collapsed text to `out`; returns whether it differs from `input`.
+pub fn collapse(input: &str, out: &mut String) -> bool {
+    let b = input.as_bytes();
+    let n = b.len();
+    let mut o: Vec<u8> = Vec::with_capacity(n);
+    let mut pending_space = false;
+    let mut exec_comment = false;
+    let mut i = 0;
+    while i < n {
+        let c = b[i];
+        let next = b.get(i + 1).copied();
+        match c {
+            b'/' if next == Some(b'*') => {
+                pending_space = true;
+                if b.get(i + 2) == Some(&b'!') {
+                    let mut j = i + 3;
+                    while j < n && j < i + 9 && b[j].is_ascii_digit() {
+                        j += 1;
+                    }
+                    exec_comment = true;
+                    i = j;
+                } else {
+                    i = match memchr::memmem::find(&b[i + 2..], b"*/") {
+                        Some(k) => i + 2 + k + 2,
+                        None => n,
+                    };
+                }
+            }
+            b'*' if exec_comment && next == Some(b'/') => {
+                exec_comment = false;
+                pending_space = true;
+                i += 2;
+            }
+            b'<' if b.get(i + 1..i + 4) == Some(b"!--") => {
+                i = match memchr::memmem::find(&b[i + 4..], b"-->") {
+                    Some(k) => i + 4 + k + 3,
+                    None => n,
+                };
+            }
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {
+                pending_space = true;
+                i += 1;
+            }
+            0xC2 if next == Some(0xA0) => {
+                pending_space = true;
+                i += 2;
+            }
+            _ => {
+                if pending_space {
+                    o.push(b' ');
+                    pending_space = false;
+                }
+                o.push(c.to_ascii_lowercase());
+                i += 1;
+            }
+        }
+    }
+    if pending_space {
+        o.push(b' ');
+    }
+    let changed = o.as_slice() != b;
+    // Only ASCII-delimited ranges and whole NBSPs were removed, so `o` is valid UTF-8.
+    match String::from_utf8(o) {
+        Ok(s) => out.push_str(&s),
+        Err(e) => out.push_str(&String::from_utf8_lossy(e.as_bytes())),
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn col(s: &str) -> (String, bool) {
+        let mut out = String::new();
+        let changed = collapse(s, &mut out);
+        (out, changed)
+    }
+
+    #[test]
+    fn sql_comments_and_case() {
+        assert_eq!(col("SeLeCt/**/uNiOn").0, "select union");
+        assert_eq!(col("union/*foo*/ /**/select").0, "union select");
+        assert_eq!(col("/*!50000UNION*/ /*!SELECT*/").0, " union select ");
+        assert_eq!(col("1 /* unterminated union select").0, "1 ");
+    }
+
+    #[test]
+    fn html_comments_removed_entirely() {
+        assert_eq!(col("<scr<!-- -->ipt>").0, "<script>");
+        assert_eq!(col("<sc<!--x-->ri<!---->pt>").0, "<script>");
+        assert_eq!(col("a<!-- open").0, "a");
+    }
+
+    #[test]
+    fn whitespace_runs_collapse() {
+        assert_eq!(col("a \t\r\n\x0b\x0cb\u{a0}\u{a0}c").0, "a b c");
+        assert_eq!(col("already clean"), ("already clean".to_string(), false));
+        assert_eq!(col("é  É"), ("é É".to_string(), true));
+        assert_eq!(col(""), (String::new(), false));
+        assert_eq!(col("/*"), (" ".to_string(), true));
+        assert_eq!(col("<!--"), (String::new(), true));
+    }
+}
