@@ -91,77 +91,80 @@ pub fn base64_segments(input: &str, out: &mut Vec<String>) {
     base64::base64_segments(input, out);
 }
 
-/// Byte classes for [`may_need_decoding`].
-const PLAIN: u8 = 0;
-const TRIGGER: u8 = 1;
-const LOWER: u8 = 2;
-const UPPER: u8 = 3;
-const B64_OTHER: u8 = 4;
-const SLASH: u8 = 5;
-const LT: u8 = 6;
+/// A byte that by itself means the decoded view may differ: encoding syntax (`% + & \\`),
+/// NUL, control whitespace (`\t \n \v \f \r`) and 0xC2 (the lead byte of NBSP and of the
+/// other U+0080..U+00BF). Other non-ASCII text cannot change: a `&str` holds no overlong
+/// sequences, and decoding only starts from ASCII syntax.
+#[inline(always)]
+fn is_trigger(c: u8) -> bool {
+    matches!(c, b'%' | b'+' | b'&' | b'\\' | 0 | 0x09..=0x0d | 0xC2)
+}
 
-const CLASS: [u8; 256] = {
-    let mut t = [PLAIN; 256];
-    let mut i = 0;
-    while i < 256 {
-        let b = i as u8;
-        t[i] = match b {
-            b'%' | b'+' | b'&' | b'\\' | 0 | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c | 0x80..=0xff => TRIGGER,
-            b'a'..=b'z' => LOWER,
-            b'A'..=b'Z' => UPPER,
-            b'0'..=b'9' | b'-' | b'_' => B64_OTHER,
-            b'/' => SLASH,
-            b'<' => LT,
-            _ => PLAIN,
-        };
-        i += 1;
-    }
-    t
-};
+/// `/*` (SQL comment) or `<!` (HTML comment, CDATA, declaration).
+#[inline(always)]
+fn is_comment_start(a: u8, b: u8) -> bool {
+    (a == b'/') & (b == b'*') | (a == b'<') & (b == b'!')
+}
 
-/// Cheap pre-check (one table-driven byte scan): false means none of `decode_deep`,
-/// `collapse` (comments, control whitespace) and `base64_segments` can reveal anything, so
-/// the decoded view can be skipped. True for encoding bytes (`% + & \`, NUL, non-ASCII),
-/// control whitespace, `/*`, `<!`, and runs of 16+ base64 characters with both cases.
-pub fn may_need_decoding(input: &str) -> bool {
-    let b = input.as_bytes();
-    let mut run = 0usize;
-    let mut cases = 0u8;
-    for (i, &c) in b.iter().enumerate() {
-        match CLASS[c as usize] {
-            TRIGGER => return true,
-            LOWER => {
-                run += 1;
-                cases |= 1;
-            }
-            UPPER => {
-                run += 1;
-                cases |= 2;
-            }
-            B64_OTHER => run += 1,
-            SLASH => {
-                if b.get(i + 1) == Some(&b'*') {
-                    return true;
-                }
-                run += 1;
-            }
-            LT => {
-                if b.get(i + 1) == Some(&b'!') {
-                    return true;
-                }
-                run = 0;
-                cases = 0;
-            }
-            _ => {
-                run = 0;
-                cases = 0;
+fn is_b64(c: u8) -> bool {
+    c.is_ascii_alphanumeric() | matches!(c, b'+' | b'/' | b'-' | b'_')
+}
+
+/// Whether `b` has a run of at least [`base64::MIN_SEGMENT`] base64 characters containing
+/// both cases. Any such run covers a position `k * MIN_SEGMENT - 1`, so only those positions
+/// are probed, and each probe that lands in a run expands it once: sublinear on prose.
+fn has_base64_run(b: &[u8]) -> bool {
+    const M: usize = base64::MIN_SEGMENT;
+    let mut probe = M - 1;
+    while probe < b.len() {
+        if !is_b64(b[probe]) {
+            probe += M;
+            continue;
+        }
+        let mut start = probe;
+        while start > 0 && is_b64(b[start - 1]) {
+            start -= 1;
+        }
+        let mut end = probe + 1;
+        while end < b.len() && is_b64(b[end]) {
+            end += 1;
+        }
+        if end - start >= M {
+            let run = &b[start..end];
+            if run.iter().any(u8::is_ascii_lowercase) && run.iter().any(u8::is_ascii_uppercase) {
+                return true;
             }
         }
-        if run >= base64::MIN_SEGMENT && cases == 3 {
+        // The next run starts after `end`: go to the first probe position at or past it.
+        probe = end + (M - 1 - end % M);
+    }
+    false
+}
+
+/// Cheap pre-check: false means none of `decode_deep`, `collapse` (comments, control
+/// whitespace, NBSP) and `base64_segments` can reveal anything, so the decoded view can be
+/// skipped. True for encoding bytes (`% + & \\`), NUL, control whitespace, U+0080..U+00BF
+/// (NBSP), `/*`, `<!`, and runs of 16+ base64 characters with both cases. Other non-ASCII text
+/// (accents, CJK) and ASCII upper case do not trigger it (detectors match case-insensitively).
+/// Cost: one vectorisable pass for the bytes, and a strided probe for base64 runs.
+pub fn may_need_decoding(input: &str) -> bool {
+    let b = input.as_bytes();
+    let Some(&first) = b.first() else { return false };
+    if is_trigger(first) {
+        return true;
+    }
+    // Pairs (previous, current) in blocks of 64, with no early exit inside a block so the
+    // comparisons vectorise.
+    for (prev, cur) in b.chunks(64).zip(b[1..].chunks(64)) {
+        let mut hit = false;
+        for (&p, &c) in prev.iter().zip(cur) {
+            hit |= is_trigger(c) | is_comment_start(p, c);
+        }
+        if hit {
             return true;
         }
     }
-    false
+    has_base64_run(b)
 }
 
 #[cfg(test)]
@@ -240,12 +243,28 @@ mod tests {
 
     #[test]
     fn precheck() {
-        for s in ["%3c", "a+b", "&lt;", "\\u003c", "a\0", "é", "a\nb", "a/**/b", "<!--", "PHNjcmlwdD5hbGVydCgx"] {
+        for s in ["%3c", "a+b", "&lt;", "\\u003c", "a\0", "a\u{a0}b", "a\nb", "a/**/b", "<!--", "PHNjcmlwdD5hbGVydCgx"] {
             assert!(may_need_decoding(s), "{s:?}");
         }
-        for s in ["", "hello world", "/shop/item", "id=42", "user@example.com", "0123456789abcdef0123", "<b>x</b>"] {
+        for s in ["", "hello world", "/shop/item", "id=42", "user@example.com", "0123456789abcdef0123", "<b>x</b>", "Siobhán", "日本語", "/api/v1/users/list"] {
             assert!(!may_need_decoding(s), "{s:?}");
         }
+    }
+
+    #[test]
+    fn precheck_base64_runs_anywhere() {
+        let payload = "PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg";
+        for pad in 0..40 {
+            let s = format!("{}{}", "x ".repeat(pad), &payload[..16 + pad % 10]);
+            assert!(may_need_decoding(&s), "{s}");
+            let lower = s.to_ascii_lowercase();
+            assert!(!may_need_decoding(&lower), "{lower}");
+            let t = format!("{s} tail words here");
+            assert!(may_need_decoding(&t));
+        }
+        assert!(!may_need_decoding("abcdefghijklmnO"));
+        assert!(may_need_decoding("abcdefghijklmnOp"));
+        assert!(may_need_decoding(&format!("{}Z", "a".repeat(1000))));
     }
 
     #[test]

@@ -38,10 +38,12 @@ pub fn make_field_local(pattern: &str) -> (String, bool) {
                 i += 1;
             }
             '[' => {
-                let (end, negated, class_has_nul) = class_end(&chars, i);
+                let (end, negated, class_has_nul, body) = class_end(&chars, i);
                 if negated {
-                    out.extend(&chars[i..end - 1]);
-                    out.push_str(r"\x00]");
+                    // At the start of the body: at the end, `\x00` could become a range end.
+                    out.extend(&chars[i..body]);
+                    out.push_str(r"\x00");
+                    out.extend(&chars[body..end]);
                 } else {
                     matches_nul |= class_has_nul;
                     out.extend(&chars[i..end]);
@@ -85,9 +87,9 @@ fn escape_len(chars: &[char], i: usize) -> (usize, bool) {
     }
 }
 
-/// Index one past the class starting at `start` (a `[`), whether it is negated, and whether
-/// a positive class names NUL.
-fn class_end(chars: &[char], start: usize) -> (usize, bool, bool) {
+/// Index one past the class starting at `start` (a `[`), whether it is negated, whether a
+/// positive class names NUL, and where its body starts (after `[^` and a literal `]`).
+fn class_end(chars: &[char], start: usize) -> (usize, bool, bool, usize) {
     let mut i = start + 1;
     let negated = chars.get(i) == Some(&'^');
     if negated {
@@ -97,6 +99,7 @@ fn class_end(chars: &[char], start: usize) -> (usize, bool, bool) {
     if chars.get(i) == Some(&']') {
         i += 1;
     }
+    let body = i;
     let mut has_nul = false;
     while i < chars.len() {
         match chars[i] {
@@ -112,12 +115,12 @@ fn class_end(chars: &[char], start: usize) -> (usize, bool, bool) {
                     None => i += 1,
                 }
             }
-            ']' => return (i + 1, negated, has_nul),
+            ']' => return (i + 1, negated, has_nul, body),
             _ => i += 1,
         }
     }
     // Unterminated: leave it to Hyperscan to reject.
-    (chars.len(), false, has_nul)
+    (chars.len(), false, has_nul, body)
 }
 
 #[cfg(test)]
@@ -127,12 +130,13 @@ mod tests {
     #[test]
     fn dots_negations_and_shorthands_exclude_nul() {
         assert_eq!(make_field_local(r"<script.{0,9}>").0, r"<script[^\n\x00]{0,9}>");
-        assert_eq!(make_field_local(r"on\w+=[^>]+").0, r"on\w+=[^>\x00]+");
+        assert_eq!(make_field_local(r"on\w+=[^>]+").0, r"on\w+=[^\x00>]+");
+        assert_eq!(make_field_local(r"[^\w*.~-]").0, r"[^\x00\w*.~-]");
         assert_eq!(make_field_local(r"\S+\s").0, r"[^\s\x00]+\s");
         assert_eq!(make_field_local(r"a\.b[.]").0, r"a\.b[.]");
-        assert_eq!(make_field_local(r"[^]x]").0, r"[^]x\x00]");
+        assert_eq!(make_field_local(r"[^]x]").0, r"[^]\x00x]");
         assert_eq!(make_field_local(r"[[:alpha:]]+").0, r"[[:alpha:]]+");
-        assert_eq!(make_field_local(r"[^[:space:]]").0, r"[^[:space:]\x00]");
+        assert_eq!(make_field_local(r"[^[:space:]]").0, r"[^\x00[:space:]]");
     }
 
     #[test]
@@ -148,7 +152,7 @@ mod tests {
     #[test]
     fn rewritten_patterns_compile() {
         use hyperscan::prelude::*;
-        for p in [r"<script.{0,9}>", r"[^]x]", r"\S+@\W", r"[^[:space:]]+", r"\.php\x00"] {
+        for p in [r"<script.{0,9}>", r"[^]x]", r"\S+@\W", r"[^[:space:]]+", r"\.php\x00", r"[^\w*.~-]/"] {
             let (rewritten, _) = make_field_local(p);
             let db: Result<BlockDatabase, _> = Pattern::new(rewritten.clone()).unwrap().build();
             assert!(db.is_ok(), "{p} → {rewritten}");

@@ -108,6 +108,11 @@ impl PatternStage {
         &self.rules
     }
 
+    /// Rules compiled with start-of-match tracking (they match NUL on purpose); each costs.
+    pub fn som_rules(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter().zip(&self.checks_span).filter(|(_, som)| **som).map(|(r, _)| r)
+    }
+
     /// Number of detecting (non-gate) rules per detector.
     pub fn rule_count(&self, detector: DetectorId) -> usize {
         self.rules.iter().filter(|r| r.detector == detector && r.role == RuleRole::Detect).count()

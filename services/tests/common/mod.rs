@@ -25,16 +25,12 @@ pub fn inference_args(extra: &[&str]) -> InferenceArgs {
     let ort = std::env::var("ORT_DYLIB_PATH").unwrap_or_else(|_| {
         root.join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1").display().to_string()
     });
-    let mut argv = vec![
-        "rampart".to_string(),
-        "inference".into(),
-        "--inference-addr".into(),
-        "127.0.0.1:0".into(),
-        "--models-dir".into(),
-        models,
-        "--ort-dylib".into(),
-        ort,
-    ];
+    let mut argv = vec!["rampart".to_string(), "inference".into()];
+    for (flag, default) in [("--inference-addr", "127.0.0.1:0".to_string()), ("--models-dir", models), ("--ort-dylib", ort)] {
+        if !extra.contains(&flag) {
+            argv.extend([flag.to_string(), default]);
+        }
+    }
     argv.extend(extra.iter().map(|s| s.to_string()));
     match Cli::parse_from(argv).command {
         Command::Inference(args) => args,
@@ -63,6 +59,25 @@ pub async fn start_ready(extra: &[&str]) -> Server {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     Server { running, base }
+}
+
+/// One ready server with default settings shared by every test of the binary: loading the
+/// models once instead of per test. It runs on its own runtime thread so it outlives each
+/// test's runtime.
+pub fn shared_base() -> &'static str {
+    static BASE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BASE.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+            rt.block_on(async move {
+                let mut server = start_ready(&[]).await;
+                tx.send(server.base.clone()).unwrap();
+                server.running.wait().await;
+            });
+        });
+        rx.recv().expect("shared server started")
+    })
 }
 
 pub async fn request(base: &str, method: Method, path: &str, body: Vec<u8>) -> (u16, Value, hyper::HeaderMap) {

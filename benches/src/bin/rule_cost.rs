@@ -1,0 +1,59 @@
+//! Which rules make the pattern stage slow: compiles each rule alone and times scanning the
+//! plain view of the benign 1 KB bodies. Prints the costliest rules; asserts nothing.
+//!
+//! `cargo run --release -p rampart-benches --bin rule_cost [-- N]`
+
+use std::time::Instant;
+
+use rampart_benches::{form_1k, json_1k};
+use scoring::fields::FieldLimits;
+use scoring::patterns::{rules::load_rules, Hits, PatternStage};
+use scoring::request::parse_request;
+use scoring::views::{ViewKind, Views};
+use scoring::ScoreInput;
+
+fn main() {
+    let top: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let rules = load_rules(None).expect("rules load");
+    let bodies = [form_1k(), json_1k()];
+    let views: Vec<Views> = bodies
+        .iter()
+        .map(|t| Views::build(&parse_request(&ScoreInput { request_text: t, headers: &[] }, FieldLimits::default()).fields))
+        .collect();
+    let time = |stage: &PatternStage| {
+        let iters = 2000;
+        let start = Instant::now();
+        for _ in 0..iters {
+            for v in &views {
+                let mut hits = Hits::default();
+                stage.scan(&v.plain, ViewKind::Plain, &mut hits);
+            }
+        }
+        start.elapsed().as_nanos() as f64 / iters as f64 / views.len() as f64
+    };
+    let all = PatternStage::from_rules(rules.clone()).expect("rules compile");
+    let empty = PatternStage::from_rules(vec![]).ok();
+    println!("all {} rules together: {:.0} ns per 1 KB view", rules.len(), time(&all));
+    if let Some(empty) = empty {
+        println!("no rules (call overhead): {:.0} ns", time(&empty));
+    }
+    let som: Vec<&str> = all.som_rules().map(|r| r.reason.as_str()).collect();
+    println!("rules with start-of-match tracking ({}): {}", som.len(), som.join(", "));
+    let base = time(&all);
+    // Marginal cost: what the whole database saves without this one rule.
+    let mut costs: Vec<(f64, f64, String, String)> = (0..rules.len())
+        .map(|i| {
+            let mut without = rules.clone();
+            let r = without.remove(i);
+            let alone = time(&PatternStage::from_rules(vec![r.clone()]).expect("rule compiles"));
+            let saved = base - time(&PatternStage::from_rules(without).expect("rules compile"));
+            (saved, alone, r.reason.clone(), r.pattern.clone())
+        })
+        .collect();
+    costs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    println!("\ncostliest rules (ns per 1 KB view: saved without it / alone):");
+    for (saved, alone, reason, pattern) in costs.iter().take(top) {
+        let p: String = pattern.chars().take(80).collect();
+        println!("{saved:>7.0} {alone:>7.0}  {reason:<45} {p}");
+    }
+}
