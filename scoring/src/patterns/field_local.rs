@@ -3,7 +3,9 @@
 //! path followed by a benign value could combine into a false positive.
 //!
 //! Rewrites, outside character classes: `.` → `[^\n\x00]`, `\S` `\W` `\D` `\H` `\V` `\N` → a
-//! class that also excludes NUL; inside negated classes: `\x00` is added. A positive NUL
+//! class that also excludes NUL; `^` and `$` → start / end of the *field* (`(?:^|\x00)`,
+//! `(?:\x00|$)`: the separator counts as the field's edge); inside negated classes: `\x00` is
+//! added. A positive NUL
 //! (`\x00`, `\0`, `\x{0}`) is kept, and the rule is reported as needing a start-of-match
 //! check: the stage compiles it with SOM_LEFTMOST and drops matches that span fields.
 
@@ -35,6 +37,14 @@ pub fn make_field_local(pattern: &str) -> (String, bool) {
             }
             '.' => {
                 out.push_str(r"[^\n\x00]");
+                i += 1;
+            }
+            '^' => {
+                out.push_str(r"(?:^|\x00)");
+                i += 1;
+            }
+            '$' => {
+                out.push_str(r"(?:\x00|$)");
                 i += 1;
             }
             '[' => {
@@ -137,6 +147,15 @@ mod tests {
         assert_eq!(make_field_local(r"[^]x]").0, r"[^]\x00x]");
         assert_eq!(make_field_local(r"[[:alpha:]]+").0, r"[[:alpha:]]+");
         assert_eq!(make_field_local(r"[^[:space:]]").0, r"[^\x00[:space:]]");
+    }
+
+    #[test]
+    fn anchors_mean_the_field_edges() {
+        assert_eq!(make_field_local(r"--\s*$").0, r"--\s*(?:\x00|$)");
+        assert_eq!(make_field_local(r"^\d+ or").0, r"(?:^|\x00)\d+ or");
+        assert_eq!(make_field_local(r"\$\{[^$]").0, r"\$\{[^\x00$]");
+        // The separator used as an edge is not a NUL match: no start-of-match check needed.
+        assert!(!make_field_local(r"--\s*$").1);
     }
 
     #[test]

@@ -229,6 +229,12 @@ mod tests {
         assert_eq!(hits.best[pt], None);
         assert_eq!(hits.best[xss], None);
         assert_eq!(hits.best[ssti], None);
+        // Anchors are field edges: a comment terminator at the end of a middle field counts.
+        let sqli_end = PatternStage::from_rules(vec![rule("path-traversal", "end", r"/etc/passwd$")]).unwrap();
+        let hits = hits_for(&sqli_end, &["a", "../../etc/passwd", "b"]);
+        assert_eq!(hits.best[pt].map(|h| h.field), Some(1));
+        let hits = hits_for(&sqli_end, &["a", "/etc/passwd.bak", "b"]);
+        assert_eq!(hits.best[pt], None);
         // Inside one field the same rules fire, NUL rule included, and the field is reported.
         let hits = hits_for(&stage, &["benign", "/download/report.jsp\0.png", "<img src=x onerror=alert(1)>"]);
         assert_eq!(hits.best[pt].map(|h| h.field), Some(1));
