@@ -23,6 +23,9 @@ fuzz_target!(|input: &str| {
     let mut segments = Vec::new();
     normalize::base64_segments(input, &mut segments);
     assert!(segments.len() <= base64::MAX_SEGMENTS);
+    if !normalize::may_need_decoding(input) {
+        assert!(segments.is_empty(), "may_need_decoding said no but base64_segments found text");
+    }
     // Lossy conversion can turn one invalid byte into 3; the decoded bytes are bounded.
     assert!(segments.iter().map(String::len).sum::<usize>() <= 3 * base64::MAX_DECODED_BYTES);
 

@@ -346,10 +346,15 @@ def ort_latency(path: str, fz: Featurizer, texts: list[str]) -> dict:
 
 
 def threshold_at_fpr(benign_logits: np.ndarray, fpr: float) -> float:
-    """Smallest logit threshold t with #(benign > t) <= floor(fpr * n)."""
+    """Logit threshold t with #(benign > t) <= floor(fpr * n), placed midway in the gap above
+    the k-th highest benign logit."""
     s = np.sort(benign_logits)[::-1]
-    k = int(np.floor(fpr * len(s)))
-    return float(s[min(k, len(s) - 1)])
+    k = min(int(np.floor(fpr * len(s))), len(s) - 1)
+    t = float(s[k])
+    # Ties (frequency-weighted data repeats values): move halfway to the next larger distinct
+    # value, so that float32 rounding cannot push the tied texts over the threshold.
+    above = s[s > t]
+    return (t + float(above.min())) / 2 if len(above) else t + 1.0
 
 
 def tpr_at(attack_logits, benign_logits, fpr) -> tuple[float, float]:
@@ -746,13 +751,18 @@ benign context and FPR checks, not as attack test data.
 }
 
 RUST_LATENCY = {
-    "sqli": "see the report of the change that added this model (measured with `cargo test --release -p rampart-scoring --test model_parity latency_report -- --nocapture`)",
-    "prompt-injection": "see the report of the change that added this model (same test)",
+    # Measured 2026-11-21 with `cargo test --release -p rampart-scoring --test model_parity latency_report
+    # -- --nocapture` (1 intra-op thread, shared 2-core CPU under load from other builds; rough), averaged
+    # over the parity texts, which include 4-9 KB texts, so short fields are cheaper than this.
+    "sqli": "batch 1: ~146 us per text; batch 24: ~95 us per text; featurizer alone ~50 us per text",
+    "prompt-injection": "batch 1: ~152 us per text; batch 15: ~101 us per text; featurizer alone ~75 us per text",
 }
 
 
 def pct(x):
-    return "n/a" if x is None else f"{100 * x:.2f}%"
+    if x is None:
+        return "n/a"
+    return f"{100 * x:.3f}%" if 0 < x < 0.001 else f"{100 * x:.2f}%"
 
 
 def write_card(kind: str, out_dir: str, spec: dict, m: dict, n_parity: int):
@@ -797,7 +807,7 @@ def write_card(kind: str, out_dir: str, spec: dict, m: dict, n_parity: int):
     for f_ in [0.0001, 0.001, 0.01]:
         L.append(f"| TPR at FPR {100 * f_:g}% (threshold set on the benign test set) | {pct(m[f'tpr_at_fpr_{f_}'])} "
                  f"(actual FPR {pct(m[f'actual_fpr_at_fpr_{f_}'])}) |")
-    L.append(f"| ROC AUC | {m.get('auc', float('nan')):.4f} |\n")
+    L.append(f"| ROC AUC | {m.get('auc', float('nan')):.5f} |\n")
     L.append(f"With {m['n_benign']:,} benign test texts, FPR targets below {pct(1 / max(m['n_benign'], 1))} cannot be "
              "resolved: the threshold is then simply the highest benign score.\n")
     L.append("Per set, share scored > 0.5 (removed = exact duplicates of training texts dropped first):\n")
@@ -833,8 +843,11 @@ def write_card(kind: str, out_dir: str, spec: dict, m: dict, n_parity: int):
                  "the synthetic suffix augmentation listed in the split table) is in the training data, which is why recall is low. "
                  "A content model (e.g. fine-tuned MiniLM) is the planned replacement.\n")
     L.append("## Probe texts\n")
-    L.append("Fixed probes (for sqli the first five are the brief's named hard negatives; they come from the "
-             "*training* templates, so they are in-sample):\n")
+    if kind == "sqli":
+        L.append("Fixed probes. The first five are the named hard negatives of the task; they come from the "
+                 "*training* templates, so they are in-sample (the held-out templates are above).\n")
+    else:
+        L.append("Fixed probes (hand-written, not from any dataset):\n")
     L.append("| text | expected | score | verdict |\n|---|---|---|---|")
     for pr in m["probes"]:
         ok = (pr["score"] > 0.5) == (pr["expected"] == "attack")
@@ -870,6 +883,9 @@ LIMITS = {
         "The calibration set (csic2010 values) and the httpparams benign test set share the CSIC 2010 origin, so "
         "the test FPR on httpparams is optimistic for other traffic; the other benign test sets show the spread.",
         "Only the first 4096 bytes of a field are scored.",
+        "Calibration on frequency-weighted traffic puts the threshold just above the tie group of very common "
+        "values: the field value `1` scores about 0.499, i.e. right under the threshold. Any retraining must re-check "
+        "the probe table below; the Rust test `sqli_verdicts` checks `42` and the named hard negatives.",
     ],
     "prompt-injection": [
         "Weak recall on jailbreakbench (see above); expect misses on attacks that are plain harmful requests, "

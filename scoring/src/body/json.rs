@@ -19,6 +19,8 @@ pub fn parse_json(body: &str, fields: &mut Fields) -> bool {
 /// [`parse_json`] for a body already nested `depth` levels deep (a multipart part).
 pub(crate) fn parse_json_at(body: &str, fields: &mut Fields, depth: usize) -> bool {
     let budget = fields.limits().max_depth.saturating_sub(depth);
+    // A UTF-8 byte order mark is not JSON, but browsers and many servers accept it.
+    let body = body.strip_prefix('\u{feff}').unwrap_or(body);
     let mut bytes = body.as_bytes().to_vec();
     if let Ok(tape) = simd_json::to_tape(&mut bytes) {
         walk_tape(&tape, body, fields, budget);
@@ -195,6 +197,9 @@ mod tests {
         assert_eq!(v, [field(FieldKind::BodyValue, "", "just a string")]);
         let (ok, v) = parse("[1, 2.5, true, {}, []]", FieldLimits::default());
         assert!(ok && v.is_empty());
+        let (ok, v) = parse("\u{feff} {\"a\":\"b\"}\n", FieldLimits::default());
+        assert!(ok);
+        assert_eq!(v, [field(FieldKind::BodyValue, "a", "b")]);
     }
 
     #[test]

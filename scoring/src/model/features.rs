@@ -75,13 +75,17 @@ fn is_word_byte(lower: u8) -> bool {
 }
 
 fn load_err(detail: String) -> ModelError {
-    ModelError::LoadFailed { model: "featurizer", detail }
+    ModelError::LoadFailed {
+        model: "featurizer",
+        detail,
+    }
 }
 
 impl Featurizer {
     /// Parses a `featurizer.json` spec.
     pub fn from_json(text: &str) -> Result<Self, ModelError> {
-        let spec: Spec = serde_json::from_str(text).map_err(|e| load_err(format!("bad featurizer.json: {e}")))?;
+        let spec: Spec = serde_json::from_str(text)
+            .map_err(|e| load_err(format!("bad featurizer.json: {e}")))?;
         if let Some(h) = &spec.hash {
             if h != "fnv1a32" {
                 return Err(load_err(format!("unsupported hash `{h}`")));
@@ -106,11 +110,20 @@ impl Featurizer {
         let mut chars = Vec::new();
         let mut words = Vec::new();
         for f in &spec.families {
-            let state = f.seed.to_le_bytes().iter().fold(FNV_OFFSET, |h, &b| fnv_byte(h, b));
+            let state = f
+                .seed
+                .to_le_bytes()
+                .iter()
+                .fold(FNV_OFFSET, |h, &b| fnv_byte(h, b));
             match f.kind.as_str() {
                 "char" if (1..=MAX_CHAR_N).contains(&f.n) => chars.push(Family { n: f.n, state }),
                 "word" if (1..=MAX_WORD_N).contains(&f.n) => words.push(Family { n: f.n, state }),
-                "char" | "word" => return Err(load_err(format!("{} n-gram length {} not supported", f.kind, f.n))),
+                "char" | "word" => {
+                    return Err(load_err(format!(
+                        "{} n-gram length {} not supported",
+                        f.kind, f.n
+                    )))
+                }
                 other => return Err(load_err(format!("unknown feature family `{other}`"))),
             }
         }
@@ -118,12 +131,19 @@ impl Featurizer {
             return Err(load_err("no feature families".into()));
         }
         let max_word_n = words.iter().map(|f| f.n).max().unwrap_or(0);
-        Ok(Featurizer { dim: spec.dim, max_bytes: spec.max_bytes, chars, words, max_word_n })
+        Ok(Featurizer {
+            dim: spec.dim,
+            max_bytes: spec.max_bytes,
+            chars,
+            words,
+            max_word_n,
+        })
     }
 
     /// Reads and parses a `featurizer.json` file.
     pub fn from_path(path: &std::path::Path) -> Result<Self, ModelError> {
-        let text = std::fs::read_to_string(path).map_err(|e| load_err(format!("reading {}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| load_err(format!("reading {}: {e}", path.display())))?;
         Self::from_json(&text)
     }
 
@@ -237,7 +257,10 @@ mod tests {
     }
 
     fn fnv(seed: u32, data: &[u8]) -> u32 {
-        let h = seed.to_le_bytes().iter().fold(FNV_OFFSET, |h, &b| fnv_byte(h, b));
+        let h = seed
+            .to_le_bytes()
+            .iter()
+            .fold(FNV_OFFSET, |h, &b| fnv_byte(h, b));
         data.iter().fold(h, |h, &b| fnv_byte(h, b))
     }
 
@@ -276,7 +299,10 @@ mod tests {
         for (seed, d) in [(1u32, &b"a"[..]), (1, b"b"), (11, b"ab")] {
             expect[(fnv(seed, d) % 1024) as usize] += 1.0;
         }
-        let v: Vec<f64> = expect.iter().map(|&c| if c > 0.0 { f64::ln_1p(c) } else { 0.0 }).collect();
+        let v: Vec<f64> = expect
+            .iter()
+            .map(|&c| if c > 0.0 { f64::ln_1p(c) } else { 0.0 })
+            .collect();
         let n = v.iter().map(|x| x * x).sum::<f64>().sqrt();
         for i in 0..1024 {
             assert!((r[i] as f64 - v[i] / n).abs() < 1e-6, "bucket {i}");
@@ -285,7 +311,8 @@ mod tests {
 
     #[test]
     fn word_bigrams_join_with_space() {
-        let spec = r#"{"dim": 4096, "max_bytes": 64, "families": [{"kind": "word", "n": 2, "seed": 5}]}"#;
+        let spec =
+            r#"{"dim": 4096, "max_bytes": 64, "families": [{"kind": "word", "n": 2, "seed": 5}]}"#;
         let f = Featurizer::from_json(spec).unwrap();
         let r = row(&f, "  Foo, bar!! ");
         let b = (fnv(5, b"foo bar") % 4096) as usize;
@@ -295,7 +322,8 @@ mod tests {
 
     #[test]
     fn non_ascii_bytes_are_word_bytes_and_not_folded() {
-        let spec = r#"{"dim": 4096, "max_bytes": 64, "families": [{"kind": "word", "n": 1, "seed": 5}]}"#;
+        let spec =
+            r#"{"dim": 4096, "max_bytes": 64, "families": [{"kind": "word", "n": 1, "seed": 5}]}"#;
         let f = Featurizer::from_json(spec).unwrap();
         let r = row(&f, "CAFÉ");
         let b = (fnv(5, "cafÉ".as_bytes()) % 4096) as usize;
@@ -315,9 +343,18 @@ mod tests {
     #[test]
     fn rejects_bad_specs() {
         assert!(Featurizer::from_json("{").is_err());
-        assert!(Featurizer::from_json(r#"{"dim": 0, "max_bytes": 8, "families": [{"kind":"char","n":1,"seed":1}]}"#).is_err());
-        assert!(Featurizer::from_json(r#"{"dim": 8, "max_bytes": 8, "families": [{"kind":"bpe","n":1,"seed":1}]}"#).is_err());
-        assert!(Featurizer::from_json(r#"{"dim": 8, "max_bytes": 8, "families": [{"kind":"word","n":9,"seed":1}]}"#).is_err());
+        assert!(Featurizer::from_json(
+            r#"{"dim": 0, "max_bytes": 8, "families": [{"kind":"char","n":1,"seed":1}]}"#
+        )
+        .is_err());
+        assert!(Featurizer::from_json(
+            r#"{"dim": 8, "max_bytes": 8, "families": [{"kind":"bpe","n":1,"seed":1}]}"#
+        )
+        .is_err());
+        assert!(Featurizer::from_json(
+            r#"{"dim": 8, "max_bytes": 8, "families": [{"kind":"word","n":9,"seed":1}]}"#
+        )
+        .is_err());
         assert!(Featurizer::from_json(r#"{"dim": 8, "max_bytes": 8, "hash": "md5", "families": [{"kind":"char","n":1,"seed":1}]}"#).is_err());
         assert!(Featurizer::from_json(r#"{"dim": 8, "max_bytes": 8, "families": []}"#).is_err());
     }

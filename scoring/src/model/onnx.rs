@@ -31,13 +31,22 @@ pub fn init_runtime(dylib: &Path) -> Result<(), ModelError> {
     if ENV.get().is_some() {
         return Ok(());
     }
-    let fail = |detail: String| ModelError::LoadFailed { model: "onnxruntime", detail };
+    let fail = |detail: String| ModelError::LoadFailed {
+        model: "onnxruntime",
+        detail,
+    };
     if !dylib.is_file() {
-        return Err(fail(format!("ONNX Runtime library not found at {}", dylib.display())));
+        return Err(fail(format!(
+            "ONNX Runtime library not found at {}",
+            dylib.display()
+        )));
     }
     let builder = ort::init_from(dylib).map_err(|e| fail(e.to_string()))?;
     // rc.15 names the final step `build()` (earlier release candidates called it `commit()`).
-    let env = builder.with_name("rampart").build().map_err(|e| fail(e.to_string()))?;
+    let env = builder
+        .with_name("rampart")
+        .build()
+        .map_err(|e| fail(e.to_string()))?;
     let _ = ENV.set(env);
     Ok(())
 }
@@ -73,13 +82,19 @@ impl OnnxExecutor {
     /// thread, no pool, no spinning) is the right value unless batches are large.
     pub fn load(model_dir: &Path, intra_threads: usize) -> Result<Self, ModelError> {
         let name = model_name(model_dir);
-        let fail = |detail: String| ModelError::LoadFailed { model: name, detail };
-        let env = ENV.get().ok_or_else(|| fail("ONNX Runtime is not initialised (call init_runtime first)".into()))?;
-
-        let featurizer = Featurizer::from_path(&model_dir.join("featurizer.json")).map_err(|e| match e {
-            ModelError::LoadFailed { detail, .. } => fail(detail),
-            other => other,
+        let fail = |detail: String| ModelError::LoadFailed {
+            model: name,
+            detail,
+        };
+        let env = ENV.get().ok_or_else(|| {
+            fail("ONNX Runtime is not initialised (call init_runtime first)".into())
         })?;
+
+        let featurizer =
+            Featurizer::from_path(&model_dir.join("featurizer.json")).map_err(|e| match e {
+                ModelError::LoadFailed { detail, .. } => fail(detail),
+                other => other,
+            })?;
         let model_path = model_dir.join("model.onnx");
         if !model_path.is_file() {
             return Err(fail(format!("{} not found", model_path.display())));
@@ -106,9 +121,15 @@ impl OnnxExecutor {
         if !session.outputs().iter().any(|o| o.name() == OUTPUT) {
             return Err(fail(format!("model has no `{OUTPUT}` output")));
         }
-        let mut exec = OnnxExecutor { name, session, featurizer, buf: Vec::new() };
+        let mut exec = OnnxExecutor {
+            name,
+            session,
+            featurizer,
+            buf: Vec::new(),
+        };
         // Warm-up run: also proves that the graph's input width matches the featurizer's dim.
-        exec.infer(&[""]).map_err(|e| fail(format!("warm-up inference failed: {e}")))?;
+        exec.infer(&[""])
+            .map_err(|e| fail(format!("warm-up inference failed: {e}")))?;
         Ok(exec)
     }
 
@@ -155,7 +176,10 @@ impl Executor for OnnxExecutor {
         // The graph ends in a sigmoid, so scores are already in [0, 1]. A NaN cannot come out of
         // finite features; report it rather than guess a verdict (the caller owns fail-open/closed).
         if scores.iter().any(|s| s.is_nan()) {
-            return Err(ModelError::Inference(format!("{}: model produced NaN", self.name)));
+            return Err(ModelError::Inference(format!(
+                "{}: model produced NaN",
+                self.name
+            )));
         }
         Ok(scores.to_vec())
     }

@@ -71,9 +71,49 @@ impl Budget {
     }
 }
 
-/// Pushes the decoded text of every base64 segment of `input` to `out`.
+fn is_b64(c: u8) -> bool {
+    c.is_ascii_alphanumeric() | matches!(c, b'+' | b'/' | b'-' | b'_')
+}
+
+/// Whether `b` has a run of at least [`MIN_SEGMENT`] base64 characters containing both
+/// cases (base64 of 12+ bytes of text practically always has both). Any such run covers a
+/// position `k * MIN_SEGMENT - 1`, so only those positions are probed, and each probe that
+/// lands in a run expands it once: sublinear on prose.
+pub fn has_candidate_run(b: &[u8]) -> bool {
+    const M: usize = MIN_SEGMENT;
+    let mut probe = M - 1;
+    while probe < b.len() {
+        if !is_b64(b[probe]) {
+            probe += M;
+            continue;
+        }
+        let mut start = probe;
+        while start > 0 && is_b64(b[start - 1]) {
+            start -= 1;
+        }
+        let mut end = probe + 1;
+        while end < b.len() && is_b64(b[end]) {
+            end += 1;
+        }
+        if end - start >= M {
+            let run = &b[start..end];
+            if run.iter().any(u8::is_ascii_lowercase) && run.iter().any(u8::is_ascii_uppercase) {
+                return true;
+            }
+        }
+        // The next run starts after `end`: go to the first probe position at or past it.
+        probe = end + (M - 1 - end % M);
+    }
+    false
+}
+
+/// Pushes the decoded text of every base64 segment of `input` to `out`. Returns at once
+/// (after a sublinear probe) when [`has_candidate_run`] finds no candidate.
 pub fn base64_segments(input: &str, out: &mut Vec<String>) {
     let b = input.as_bytes();
+    if !has_candidate_run(b) {
+        return;
+    }
     let mut budget = Budget { bytes_left: MAX_DECODED_BYTES, scratch: Vec::new() };
     let mut i = 0;
     while i < b.len() && out.len() < MAX_SEGMENTS && budget.bytes_left >= 12 {
@@ -129,6 +169,10 @@ mod tests {
         assert!(segs("0123456789abcdef0123456789abcdef").is_empty());
         assert!(segs("/usr/local/share/applications").is_empty());
         assert!(segs("").is_empty());
+        // One case only: not a candidate (hex digests, lower-case words, upper-case ids).
+        assert!(segs("QUFBQUFBQUFBQUFBQUFB").is_empty());
+        assert!(!has_candidate_run(b"internationalization-and-localization"));
+        assert!(has_candidate_run(b"x PHNjcmlwdD5hbGVydCgx y"));
     }
 
     #[test]
@@ -136,8 +180,11 @@ mod tests {
         let one = "PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg ";
         let many = one.repeat(100);
         assert_eq!(segs(&many).len(), MAX_SEGMENTS);
-        let huge = "QUFB".repeat(100_000);
+        let huge = "QWFh".repeat(100_000); // "Aaa" × 100 000
         let out = segs(&huge);
-        assert!(out.iter().map(String::len).sum::<usize>() <= MAX_DECODED_BYTES);
+        let total = out.iter().map(String::len).sum::<usize>();
+        assert!(total <= MAX_DECODED_BYTES && total > MAX_DECODED_BYTES - 12, "{total}");
+        let huge = "QWFh ".repeat(100_000);
+        assert!(segs(&huge).is_empty());
     }
 }

@@ -106,41 +106,6 @@ fn is_comment_start(a: u8, b: u8) -> bool {
     (a == b'/') & (b == b'*') | (a == b'<') & (b == b'!')
 }
 
-fn is_b64(c: u8) -> bool {
-    c.is_ascii_alphanumeric() | matches!(c, b'+' | b'/' | b'-' | b'_')
-}
-
-/// Whether `b` has a run of at least [`base64::MIN_SEGMENT`] base64 characters containing
-/// both cases. Any such run covers a position `k * MIN_SEGMENT - 1`, so only those positions
-/// are probed, and each probe that lands in a run expands it once: sublinear on prose.
-fn has_base64_run(b: &[u8]) -> bool {
-    const M: usize = base64::MIN_SEGMENT;
-    let mut probe = M - 1;
-    while probe < b.len() {
-        if !is_b64(b[probe]) {
-            probe += M;
-            continue;
-        }
-        let mut start = probe;
-        while start > 0 && is_b64(b[start - 1]) {
-            start -= 1;
-        }
-        let mut end = probe + 1;
-        while end < b.len() && is_b64(b[end]) {
-            end += 1;
-        }
-        if end - start >= M {
-            let run = &b[start..end];
-            if run.iter().any(u8::is_ascii_lowercase) && run.iter().any(u8::is_ascii_uppercase) {
-                return true;
-            }
-        }
-        // The next run starts after `end`: go to the first probe position at or past it.
-        probe = end + (M - 1 - end % M);
-    }
-    false
-}
-
 /// Cheap pre-check: false means none of `decode_deep`, `collapse` (comments, control
 /// whitespace, NBSP) and `base64_segments` can reveal anything, so the decoded view can be
 /// skipped. True for encoding bytes (`% + & \\`), NUL, control whitespace, U+0080..U+00BF
@@ -164,7 +129,7 @@ pub fn may_need_decoding(input: &str) -> bool {
             return true;
         }
     }
-    has_base64_run(b)
+    base64::has_candidate_run(b)
 }
 
 #[cfg(test)]
