@@ -85,6 +85,17 @@ impl Fields {
         Fields { arena: String::new(), spans: Vec::new(), limits, truncated: false }
     }
 
+    /// Reserves arena room for about `bytes` of field text (a request's length is a good guess).
+    pub fn reserve(&mut self, bytes: usize) {
+        self.arena.reserve(bytes.min(self.limits.max_arena_bytes));
+        self.spans.reserve(16);
+    }
+
+    /// Total bytes of field values and names held.
+    pub fn text_len(&self) -> usize {
+        self.arena.len()
+    }
+
     pub fn limits(&self) -> &FieldLimits {
         &self.limits
     }

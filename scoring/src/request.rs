@@ -58,6 +58,7 @@ fn is_plain_name(name: &str) -> bool {
 pub fn parse_request(input: &ScoreInput<'_>, limits: FieldLimits) -> ParsedRequest {
     let mut fields = Fields::with_limits(limits);
     let text = input.request_text;
+    fields.reserve(text.len() + input.headers.iter().map(|(n, v)| n.len() + v.len()).sum::<usize>());
     let (first_line, body) = match memchr::memchr(b'\n', text.as_bytes()) {
         Some(i) => (&text[..i], &text[i + 1..]),
         None => (text, ""),

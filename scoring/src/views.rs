@@ -69,9 +69,13 @@ impl View {
     }
 }
 
+/// `/*` or `<!--` anywhere (one memchr2 pass; no substring searcher to build per field).
 fn has_comment_marker(text: &str) -> bool {
-    memchr::memmem::find(text.as_bytes(), b"/*").is_some()
-        || memchr::memmem::find(text.as_bytes(), b"<!--").is_some()
+    let b = text.as_bytes();
+    memchr::memchr2_iter(b'/', b'<', b).any(|i| match b[i] {
+        b'/' => b.get(i + 1) == Some(&b'*'),
+        _ => b.get(i + 1..i + 4) == Some(b"!--".as_slice()),
+    })
 }
 
 /// Both views of one request, with the per-field decoded text kept for the models.
@@ -95,6 +99,10 @@ impl Views {
         self.plain.clear();
         self.decoded.clear();
         self.decoded_fields.clear();
+        self.plain.text.reserve(fields.text_len() + fields.len());
+        self.plain.starts.reserve(fields.len());
+        self.plain.field_of_segment.reserve(fields.len());
+        self.decoded_fields.reserve(fields.len());
         let mut deep = String::new();
         let mut collapsed = String::new();
         let mut base64 = Vec::new();
@@ -133,6 +141,14 @@ impl Views {
 mod tests {
     use super::*;
     use crate::fields::FieldKind;
+
+    #[test]
+    fn comment_markers() {
+        assert!(has_comment_marker("a/**/b"));
+        assert!(has_comment_marker("<scr<!-- -->ipt>"));
+        assert!(!has_comment_marker("a/b <b> 1<2 /"));
+        assert!(!has_comment_marker("<!-"));
+    }
 
     #[test]
     fn offsets_map_back_to_fields() {

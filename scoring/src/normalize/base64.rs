@@ -41,8 +41,7 @@ fn decode_run(run: &[u8], out: &mut Vec<u8>) {
 
 /// At least 80% of bytes printable ASCII (space..`~`, tab, CR, LF).
 fn mostly_printable(bytes: &[u8]) -> bool {
-    let printable =
-        bytes.iter().filter(|&&b| (0x20..0x7f).contains(&b) || matches!(b, b'\t' | b'\r' | b'\n')).count();
+    let printable = bytes.iter().filter(|&&b| (0x20..0x7f).contains(&b) || matches!(b, b'\t' | b'\r' | b'\n')).count();
     !bytes.is_empty() && printable * 5 >= bytes.len() * 4
 }
 

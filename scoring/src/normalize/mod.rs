@@ -39,8 +39,7 @@ pub fn max_decoded_len(input_len: usize) -> usize {
 type Transform = fn(&str, &mut String) -> bool;
 
 /// The decoders `decode_deep` chains, in order, each round.
-const DECODERS: [Transform; 4] =
-    [utf8::clean, percent::deep_decode_into, entities::decode, escapes::decode];
+const DECODERS: [Transform; 4] = [utf8::clean, percent::deep_decode_into, entities::decode, escapes::decode];
 
 /// Decodes everything an application or browser might decode: repeated percent-decoding,
 /// `+`, `%uXXXX`, HTML entities, JS/JSON escapes, NUL bytes and overlong UTF-8.
@@ -208,10 +207,22 @@ mod tests {
 
     #[test]
     fn precheck() {
-        for s in ["%3c", "a+b", "&lt;", "\\u003c", "a\0", "a\u{a0}b", "a\nb", "a/**/b", "<!--", "PHNjcmlwdD5hbGVydCgx"] {
+        for s in ["%3c", "a+b", "&lt;", "\\u003c", "a\0", "a\u{a0}b", "a\nb", "a/**/b", "<!--", "PHNjcmlwdD5hbGVydCgx"]
+        {
             assert!(may_need_decoding(s), "{s:?}");
         }
-        for s in ["", "hello world", "/shop/item", "id=42", "user@example.com", "0123456789abcdef0123", "<b>x</b>", "Siobhán", "日本語", "/api/v1/users/list"] {
+        for s in [
+            "",
+            "hello world",
+            "/shop/item",
+            "id=42",
+            "user@example.com",
+            "0123456789abcdef0123",
+            "<b>x</b>",
+            "Siobhán",
+            "日本語",
+            "/api/v1/users/list",
+        ] {
             assert!(!may_need_decoding(s), "{s:?}");
         }
     }

@@ -16,7 +16,8 @@ fn decode_into(input: &str, out: &mut String, plus_is_space: bool) {
         out.push_str(input);
         return;
     }
-    let mut buf = Vec::with_capacity(bytes.len());
+    // Decode into the output's own buffer: no allocation once it has grown.
+    let mut buf = std::mem::take(out).into_bytes();
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
@@ -30,7 +31,10 @@ fn decode_into(input: &str, out: &mut String, plus_is_space: bool) {
         buf.push(if plus_is_space && b == b'+' { b' ' } else { b });
         i += 1;
     }
-    out.push_str(&String::from_utf8_lossy(&buf));
+    *out = match String::from_utf8(buf) {
+        Ok(text) => text,
+        Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+    };
 }
 
 /// `application/x-www-form-urlencoded` decoding: `+` is a space, `%XX` decoded once.
