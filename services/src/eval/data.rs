@@ -83,6 +83,10 @@ pub fn request_for(row: &Row, placement: Placement) -> (String, Vec<(String, Str
     if row.source == "csic2010_lines" {
         return (csic_request(&row.text), Vec::new());
     }
+    // modsec-learn rows are whole query strings (`p=<value>`, benign ones from real traffic).
+    if row.source == "modsec_learn_dataset" {
+        return (format!("GET /eval?{}", row.text), Vec::new());
+    }
     let text = &row.text;
     match placement {
         Placement::Query => (format!("GET /eval?q={}", percent_encode(text)), Vec::new()),
