@@ -132,15 +132,7 @@ impl Engine {
     /// skipped when a pattern already crossed the threshold.
     pub async fn score_all(&self, input: &ScoreInput<'_>) -> ScoreAll {
         let analysis = self.analyze(input);
-        let mut breakdown = Breakdown::default();
-        let mut reasons: [String; DETECTORS.len()] = Default::default();
-        for (id, info) in DETECTORS.iter().enumerate() {
-            if info.backing == Backing::Regex {
-                let (score, reason) = self.pattern_score(&analysis, id);
-                breakdown.0[id] = score;
-                reasons[id] = reason;
-            }
-        }
+        let (mut breakdown, mut reasons) = self.pattern_breakdown(&analysis);
         let pattern_max = breakdown.0.iter().cloned().fold(0.0, f32::max);
         let models_skipped = pattern_max > self.config.threshold;
         let mut model_error = None;
@@ -178,17 +170,22 @@ impl Engine {
 
     /// Pattern detectors only: what the request costs when no model runs (benches, eval).
     pub fn score_patterns(&self, input: &ScoreInput<'_>) -> ScoreAll {
-        let analysis = self.analyze(input);
+        let (breakdown, reasons) = self.pattern_breakdown(&self.analyze(input));
+        self.verdict(breakdown, reasons, true, None)
+    }
+
+    /// Scores and reasons of every regex-backed detector (model detectors left at 0).
+    fn pattern_breakdown(&self, analysis: &Analysis) -> (Breakdown, [String; DETECTORS.len()]) {
         let mut breakdown = Breakdown::default();
         let mut reasons: [String; DETECTORS.len()] = Default::default();
         for (id, info) in DETECTORS.iter().enumerate() {
             if info.backing == Backing::Regex {
-                let (score, reason) = self.pattern_score(&analysis, id);
+                let (score, reason) = self.pattern_score(analysis, id);
                 breakdown.0[id] = score;
                 reasons[id] = reason;
             }
         }
-        self.verdict(breakdown, reasons, true, None)
+        (breakdown, reasons)
     }
 
     fn verdict(
