@@ -78,7 +78,7 @@ pub struct EngineArgs {
     #[arg(long = "model-max-batch", env = "RAMPART_MODEL_MAX_BATCH", value_name = "RAMPART_MODEL_MAX_BATCH", default_value = "32", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub model_max_batch: u16,
     /// Longest a text waits for batch companions, in microseconds.
-    #[arg(long = "model-max-wait-us", env = "RAMPART_MODEL_MAX_WAIT_US", value_name = "RAMPART_MODEL_MAX_WAIT_US", default_value = "500")]
+    #[arg(long = "model-max-wait-us", env = "RAMPART_MODEL_MAX_WAIT_US", value_name = "RAMPART_MODEL_MAX_WAIT_US", default_value = "0")]
     pub model_max_wait_us: u64,
 }
 

@@ -11,7 +11,9 @@ use super::{Executor, ModelError};
 pub struct BatchConfig {
     /// Most texts per executor call.
     pub max_batch: usize,
-    /// Longest a text waits for companions after the first one arrived.
+    /// Longest a text waits for companions after the first one arrived. Zero (the default)
+    /// batches greedily: whatever is queued when the executor frees up forms the next batch,
+    /// so a lone request never waits and batches grow by themselves under load.
     pub max_wait: Duration,
     /// Most texts queued; beyond it callers get `QueueFull` at once (load shedding).
     pub queue_capacity: usize,
@@ -23,7 +25,7 @@ impl Default for BatchConfig {
     fn default() -> Self {
         BatchConfig {
             max_batch: 32,
-            max_wait: Duration::from_micros(500),
+            max_wait: Duration::ZERO,
             queue_capacity: 1024,
             max_batch_bytes: 64 * 1024,
         }
