@@ -18,7 +18,7 @@ run: build
 
 ## The test suite CI runs.
 test: bootstrap
-	$(CARGO) test --workspace --no-fail-fast
+	scripts/test
 
 ## Detection figures on the data pool (pattern detectors and models).
 eval: build
