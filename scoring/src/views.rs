@@ -59,14 +59,6 @@ impl View {
         let end = self.starts.get(seg + 1).map(|&s| s as usize - 1).unwrap_or(self.text.len());
         from >= start && to <= end
     }
-
-    /// Text of the segment of `field`, if the view holds that field.
-    pub fn segment_text(&self, field: usize) -> Option<&str> {
-        let seg = self.field_of_segment.iter().position(|&f| f as usize == field)?;
-        let start = self.starts[seg] as usize;
-        let end = self.starts.get(seg + 1).map(|&s| s as usize - 1).unwrap_or(self.text.len());
-        self.text.get(start..end)
-    }
 }
 
 /// `/*` or `<!--` anywhere (one memchr2 pass; no substring searcher to build per field).
@@ -162,8 +154,6 @@ mod tests {
         assert_eq!(views.plain.field_at(4), 0);
         assert_eq!(views.plain.field_at(6), 1);
         assert_eq!(views.plain.field_at(13), 2);
-        assert_eq!(views.plain.segment_text(1), Some("second"));
-        assert_eq!(views.plain.segment_text(2), Some("third"));
         assert!(views.plain.within_one_field(6, 12));
         assert!(!views.plain.within_one_field(3, 6), "ends on the separator");
         assert!(!views.plain.within_one_field(4, 8));

@@ -79,13 +79,8 @@ impl BatchQueue {
 
     /// Scores one text. Fails at once when the queue is full.
     pub async fn score(&self, text: String) -> Result<f32, ModelError> {
-        let (reply, rx) = oneshot::channel();
-        match self.tx.try_send(Job { text, reply }) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => return Err(ModelError::QueueFull(self.name)),
-            Err(TrySendError::Disconnected(_)) => return Err(ModelError::ExecutorGone(self.name)),
-        }
-        rx.await.map_err(|_| ModelError::ExecutorGone(self.name))?
+        let scores = self.score_many(vec![text]).await?;
+        scores.first().copied().ok_or(ModelError::ExecutorGone(self.name))
     }
 }
 
