@@ -26,7 +26,7 @@ enum Slot {
 
 struct ModelSlot {
     detector: DetectorId,
-    /// `<models_dir>/<slug>/model.onnx`, reported by `/health`.
+    /// `<models_dir>/<slug>/model.onnx` (absolute when it exists), reported by `/health`.
     path: Option<PathBuf>,
     state: RwLock<Slot>,
 }
@@ -43,7 +43,11 @@ impl ModelSet {
     pub fn start(models_dir: Option<&Path>, config: &EngineConfig) -> Arc<ModelSet> {
         let slot = |detector: DetectorId| ModelSlot {
             detector,
-            path: models_dir.map(|d| d.join(DETECTORS[detector].slug).join("model.onnx")),
+            // Resolved once here: `/health` reports it on every call.
+            path: models_dir.map(|d| {
+                let file = d.join(DETECTORS[detector].slug).join("model.onnx");
+                std::fs::canonicalize(&file).unwrap_or(file)
+            }),
             state: RwLock::new(if models_dir.is_some() { Slot::Loading } else { Slot::Disabled }),
         };
         let set = Arc::new(ModelSet { slots: [slot(SQLI), slot(PROMPT_INJECTION)] });

@@ -114,12 +114,7 @@ impl InferenceService {
     fn health(&self) -> HttpResponse {
         let statuses = self.engine.model_status();
         let ready = statuses.iter().all(|(_, s)| matches!(s, ModelStatus::Ready | ModelStatus::Disabled));
-        let path = |id| {
-            self.engine
-                .model_path(id)
-                .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf()).display().to_string())
-                .unwrap_or_default()
-        };
+        let path = |id| self.engine.model_path(id).map(|p| p.display().to_string()).unwrap_or_default();
         let detectors = DETECTORS
             .iter()
             .enumerate()

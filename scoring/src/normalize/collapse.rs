@@ -81,9 +81,7 @@ mod tests {
     use super::*;
 
     fn col(s: &str) -> (String, bool) {
-        let mut out = String::new();
-        let changed = collapse(s, &mut out);
-        (out, changed)
+        crate::normalize::apply(collapse, s)
     }
 
     #[test]

@@ -115,9 +115,7 @@ mod tests {
     use super::*;
 
     fn dec(s: &str) -> (String, bool) {
-        let mut out = String::new();
-        let changed = decode(s, &mut out);
-        (out, changed)
+        crate::normalize::apply(decode, s)
     }
 
     #[test]

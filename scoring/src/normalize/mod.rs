@@ -38,6 +38,14 @@ pub fn max_decoded_len(input_len: usize) -> usize {
 
 type Transform = fn(&str, &mut String) -> bool;
 
+/// Runs one transformation into a fresh buffer: the tests of every transform file use it.
+#[cfg(test)]
+pub(crate) fn apply(transform: Transform, input: &str) -> (String, bool) {
+    let mut out = String::new();
+    let changed = transform(input, &mut out);
+    (out, changed)
+}
+
 /// The decoders `decode_deep` chains, in order, each round.
 const DECODERS: [Transform; 4] = [utf8::clean, percent::deep_decode_into, entities::decode, escapes::decode];
 

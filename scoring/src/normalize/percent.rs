@@ -173,9 +173,7 @@ mod tests {
     }
 
     fn deep(s: &str) -> (String, bool) {
-        let mut out = String::new();
-        let changed = deep_decode_into(s, &mut out);
-        (out, changed)
+        crate::normalize::apply(deep_decode_into, s)
     }
 
     #[test]
