@@ -4,7 +4,7 @@ DATA ?= ../shared/datasets
 CARGO ?= cargo
 export ORT_DYLIB_PATH ?= $(CURDIR)/vendor/onnxruntime/lib/libonnxruntime.so.1.22.1
 
-.PHONY: bootstrap build run test eval bench fuzz train
+.PHONY: bootstrap build run test eval bench fuzz train memory
 
 bootstrap:
 	scripts/bootstrap
@@ -27,6 +27,10 @@ eval: build
 ## Criterion benches (print figures; no timed assertions).
 bench: bootstrap
 	$(CARGO) bench -p rampart-benches
+
+## Resident memory of the inference service with both models loaded (prints figures).
+memory: bootstrap
+	scripts/model-memory
 
 ## Every fuzz target for FUZZ_SECONDS each (default 600).
 fuzz: bootstrap

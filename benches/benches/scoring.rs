@@ -1,7 +1,8 @@
 //! Criterion benches for the scoring hot path. They print figures; nothing here asserts time.
 //!
 //! `cargo bench -p rampart-benches` (or `make bench`). The `score_all/*` groups run with models
-//! disabled (pattern stage only: what every request pays); `score_all_models/*` load the real
+//! disabled (pattern stage only: what every request pays); `sqli_model/*` (one field through the
+//! SQLi model's queue, quoted in `models/sqli/CARD.md`) and `score_all_models/*` load the real
 //! ONNX models when the ONNX Runtime library is present.
 
 use std::hint::black_box;
@@ -10,6 +11,8 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use scoring::fields::FieldLimits;
+use scoring::model::onnx::{init_runtime, OnnxExecutor};
+use scoring::model::{BatchConfig, BatchQueue};
 use scoring::normalize;
 use scoring::patterns::{Hits, PatternStage};
 use scoring::request::parse_request;
@@ -79,15 +82,59 @@ fn bench_score_all(c: &mut Criterion) {
     g.finish();
 }
 
-/// Full `score_all` with the ONNX models (skipped when the runtime library is missing).
-fn bench_score_all_models(c: &mut Criterion) {
+/// The ONNX Runtime library, or None (with a note) when it is missing: the model benches skip.
+fn ort_dylib(group: &str) -> Option<PathBuf> {
     let ort = std::env::var("ORT_DYLIB_PATH")
         .map(PathBuf::from)
         .unwrap_or_else(|_| root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"));
-    if !ort.exists() {
-        eprintln!("score_all_models: {} missing, skipped (run scripts/bootstrap)", ort.display());
-        return;
+    if ort.exists() {
+        Some(ort)
+    } else {
+        eprintln!("{group}: {} missing, skipped (run scripts/bootstrap)", ort.display());
+        None
     }
+}
+
+/// The SQLi model per single field, as the engine calls it: one text through the model's
+/// `BatchQueue` (default config, greedy batching, so a lone field forms a batch of one) to its
+/// `OnnxExecutor` on the model thread, featurizer included. The model card quotes the medians
+/// (p50) of `sqli_model/field_*` (`models/train/card.py --criterion target/criterion`).
+fn bench_sqli_model(c: &mut Criterion) {
+    let Some(ort) = ort_dylib("sqli_model") else { return };
+    init_runtime(&ort).expect("ONNX Runtime");
+    let executor = OnnxExecutor::load(&root().join("models/sqli"), 1).expect("sqli model");
+    let queue = BatchQueue::spawn("sqli", executor, BatchConfig::default());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let prose = "please leave the parcel with the neighbour at no. 12 if nobody is home, thanks! \
+                 we need to union the two sets and select the max; 5 < 6 and 7 > 3. -- o'brien";
+    let long = "1' and (select 1 from (select count(*), concat(version(), floor(rand(0)*2)) x \
+                from information_schema.tables group by x) a)-- "
+        .repeat(40);
+    let mut g = c.benchmark_group("sqli_model");
+    // Field values as the normaliser hands them to the model (decoded, lower-cased).
+    for (name, text) in [
+        ("field_short_attack", "1' and sleep(5)-- "),
+        ("field_name", "siobhan o'brien"),
+        ("field_prose_160b", prose),
+        ("field_attack_4k", &long[..4096]),
+    ] {
+        g.bench_function(name, |b| b.iter(|| rt.block_on(queue.score(black_box(text).to_string())).unwrap()));
+    }
+    // Traffic does not repeat one text: a new input shape (K) on every call, as in production.
+    let mixed = ["1' and sleep(5)-- ", "siobhan o'brien", prose, "42", "john.smith@example.com", "order by 3"];
+    let mut i = 0;
+    g.bench_function("field_mixed_cycle", |b| {
+        b.iter(|| {
+            i = (i + 1) % mixed.len();
+            rt.block_on(queue.score(black_box(mixed[i]).to_string())).unwrap()
+        })
+    });
+    g.finish();
+}
+
+/// Full `score_all` with the ONNX models (skipped when the runtime library is missing).
+fn bench_score_all_models(c: &mut Criterion) {
+    let Some(ort) = ort_dylib("score_all_models") else { return };
     let engine = Engine::new(EngineConfig {
         models_dir: Some(root().join("models")),
         ort_dylib: ort,
@@ -119,6 +166,6 @@ fn bench_score_all_models(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
-    targets = bench_normaliser, bench_patterns, bench_score_all, bench_score_all_models
+    targets = bench_normaliser, bench_patterns, bench_score_all, bench_sqli_model, bench_score_all_models
 }
 criterion_main!(benches);

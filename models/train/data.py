@@ -10,7 +10,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from augment import benign_values, gcg_augment, hard_negatives
+from augment import attack_variants, benign_values, gcg_augment, hard_benign, hard_negatives
 from normalize import pi_prep, query_values, runtime_view
 
 
@@ -24,6 +24,9 @@ class Split:
     attack_keys: list[str]
     benign_keys: list[str]
     hn_train: list[str] = field(default_factory=list)
+    # Calibration sets with their own FPR target; the other calibration sets are pooled under the
+    # model's target (train.py).
+    calib_targets: dict[str, float] = field(default_factory=dict)
 
 
 def load(data_dir: str, name: str) -> list[dict]:
@@ -64,6 +67,22 @@ def _drop_seen(test_sets: dict, seen) -> dict:
 
 _WEAK_POS = re.compile(r"[a-z0-9_.%+-]*")
 
+# SQLi generated-data sizes (distinct texts; copies of each in training) and the FPR target (percent)
+# of the calibration hard negatives.
+SQLI_SETTINGS = {"hard_benign": 8000, "hard_benign_copies": 2, "attack_variants": 1500, "calib_hn_fpr_pct": 1}
+HN_CALIB = "hard negatives (calibration templates)"
+
+
+def _sentences(text: str, limit: int = 300) -> list[str]:
+    """Splits a long document into field-sized pieces (lines, then sentences) of at most `limit` chars."""
+    out = []
+    for line in text.splitlines():
+        for piece in re.split(r"(?<=[.!?])\s+", line):
+            piece = piece.strip()
+            if piece:
+                out.append(piece[:limit])
+    return out
+
 
 def sqli_data(data_dir: str) -> Split:
     def rows(name, label=None):
@@ -82,17 +101,25 @@ def sqli_data(data_dir: str) -> Split:
     n_before = len(train_pos)
     train_pos = [t for t in train_pos if len(t) >= 3 and not _WEAK_POS.fullmatch(t)]
     print(f"[sqli] dropped {n_before - len(train_pos)} token-only attack rows", flush=True)
+    train_pos += attack_variants(SQLI_SETTINGS["attack_variants"], seed=13)
     for r in rows("websec_ext_cmdi", "benign"):
         train_neg.append(runtime_view(r["text"]))
+    # bipia benign (e-mails, markdown tables, code answers): ordinary text of kinds no test set has,
+    # split into field-sized pieces.
+    for r in rows("bipia_train", "benign"):
+        train_neg += [runtime_view(p) for p in _sentences(r["text"])]
     train_neg += benign_values(6000, seed=3)
     hn_train = hard_negatives("train", 1500, seed=7)
-    train_neg += hn_train * 3  # up-weight
+    hb_train = hard_benign(SQLI_SETTINGS["hard_benign"], seed=11)
     # texts labelled both ways inside training: drop them from the benign side
     pos_set = set(train_pos)
     train_neg = [t for t in train_neg if t not in pos_set]
     train_pos = dedupe(train_pos)
-    hn_set = set(hn_train)
-    train_neg_d = dedupe([t for t in train_neg if t not in hn_set]) + hn_train * 3
+    hn_train = [t for t in hn_train if t not in pos_set]
+    hb_train = [t for t in hb_train if t not in pos_set]
+    hn_set = set(hn_train) | set(hb_train)
+    train_neg_d = (dedupe([t for t in train_neg if t not in hn_set]) + hn_train * 3
+                   + hb_train * SQLI_SETTINGS["hard_benign_copies"])
     # Very short values carry few features each; give the enumerated ones (0..1000, letters, ...) 5x weight.
     train_neg_d += [t for t in benign_values(0, seed=3) if t not in pos_set] * 4
     train_texts = set(train_pos) | set(train_neg_d)
@@ -108,6 +135,8 @@ def sqli_data(data_dir: str) -> Split:
     # calibration stays frequency-weighted (one entry per occurrence, as a WAF sees traffic)
     calib_prompts = [runtime_view(r["text"]) for r in rows("benign_prompts_gsm8k")]
     hn_test = hard_negatives("test", 400, seed=99)
+    hn_fresh = hard_negatives("fresh", 400, seed=123)
+    hn_calib = hard_negatives("calib", 1000, seed=77)
 
     # --- test: sqlmap family (httpparams, modsec_learn) + other benign families
     test_sets = {}
@@ -126,14 +155,18 @@ def sqli_data(data_dir: str) -> Split:
         runtime_view(r["text"]) for n in ["benign_prompts_alpaca_eval", "benign_prompts_self_instruct",
                                           "benign_prompts_awesome_chatgpt_prompts"] for r in rows(n)]
     test_sets["hard negatives (held-out templates)"] = hn_test
+    test_sets["hard negatives (fresh templates)"] = hn_fresh
     # httpparams shares ~7.5k SQLi texts with kaggle
     overlap = _drop_seen(test_sets, train_texts)
     calib_all = {"csic2010 field values (every occurrence)": calib,
-                 "gsm8k prompts": [t for t in dedupe(calib_prompts) if t not in train_texts]}
+                 "gsm8k prompts": [t for t in dedupe(calib_prompts) if t not in train_texts],
+                 HN_CALIB: [t for t in hn_calib if t not in train_texts]}
     attack_keys = [k for k in test_sets if k.endswith(" sqli")]
-    # The hard negatives are reported on their own; they are generated, not traffic.
-    benign_keys = [k for k in test_sets if k not in attack_keys and not k.startswith("hard")]
-    return Split(train_pos, train_neg_d, calib_all, test_sets, overlap, attack_keys, benign_keys, hn_train)
+    # The generated hard negatives count as benign test data too: the FPR target is met on traffic
+    # and on the texts a WAF most often gets wrong (names with apostrophes, prose with SQL words).
+    benign_keys = [k for k in test_sets if k not in attack_keys]
+    return Split(train_pos, train_neg_d, calib_all, test_sets, overlap, attack_keys, benign_keys,
+                 hn_train + hb_train, {HN_CALIB: SQLI_SETTINGS["calib_hn_fpr_pct"] / 100})
 
 
 def pi_data(data_dir: str) -> Split:

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.metrics import roc_auc_score
 
 from featurize import Featurizer
-from onnx_export import ort_scores, ort_session, threshold_at_fpr
+from onnx_export import ort_feed, ort_scores, ort_session, threshold_at_fpr
 
 
 PROBES = {
@@ -55,18 +55,18 @@ def tpr_at(attack_logits, benign_logits, fpr) -> tuple[float, float]:
 
 def ort_latency(path: str, fz: Featurizer, texts: list[str]) -> dict:
     sess = ort_session(path)
-    X1 = fz.featurize_dense(texts[:1])
+    X1 = ort_feed(sess, fz.featurize_sparse(texts[:1]))
     for _ in range(20):
-        sess.run(["score"], {"features": X1})
+        sess.run(["score"], X1)
     t0 = time.perf_counter()
     reps = 200
     for _ in range(reps):
-        sess.run(["score"], {"features": X1})
+        sess.run(["score"], X1)
     single = (time.perf_counter() - t0) / reps
-    X32 = fz.featurize_dense((texts * 32)[:32])
+    X32 = ort_feed(sess, fz.featurize_sparse((texts * 32)[:32]))
     t0 = time.perf_counter()
     for _ in range(50):
-        sess.run(["score"], {"features": X32})
+        sess.run(["score"], X32)
     batch = (time.perf_counter() - t0) / 50 / 32
     return {"ort_python_batch1_ms": single * 1e3, "ort_python_batch32_per_text_ms": batch * 1e3}
 
@@ -134,12 +134,12 @@ def diagnostics(kind: str, onnx_path: str, fz: Featurizer, split, scores: dict, 
             groups.setdefault(jbb_group(t), []).append(float(sc))
         m["attack_groups"] = {g: {"n": len(v), "flagged_at_0.5": float(np.mean(np.array(v) > 0.5))}
                               for g, v in sorted(groups.items())}
-    for k in test_sets:
-        if k.startswith("hard"):
-            m["hard_negatives_flagged"] = sorted(
-                [(t, float(sc)) for t, sc in zip(test_sets[k], scores[k]) if sc > 0.5], key=lambda x: -x[1])
+    # Every generated hard-negative test set: the texts still flagged, highest first.
+    m["hard_negatives_flagged"] = {
+        k: sorted([(t, float(sc)) for t, sc in zip(test_sets[k], scores[k]) if sc > 0.5], key=lambda x: -x[1])
+        for k in test_sets if k.startswith("hard")}
     if split.hn_train:
         hn_tr = sorted(set(split.hn_train) & set(split.train_neg))
         s_tr = ort_scores(onnx_path, fz.featurize_sparse(hn_tr)) if hn_tr else np.empty(0)
-        m["hard_negatives_train_templates_flagged"] = float(np.mean(s_tr > 0.5)) if len(s_tr) else None
+        m["hard_negatives_train_flagged"] = float(np.mean(s_tr > 0.5)) if len(s_tr) else None
     return m

@@ -13,6 +13,12 @@ both sides agree on every constant. Algorithm (must stay identical to the Rust c
    little-endian bytes of the family seed `s`, then the n-gram bytes. bucket = hash % dim.
 3. `counts[bucket] += 1` over all families (collisions simply add).
 4. `x = log1p(counts)`, then `x /= ||x||_2` (a text with no n-gram stays all zero).
+
+The exported model takes the non-zero entries only (`padded`): `indices` int64 [N, K] and
+`values` float32 [N, K], each row's buckets in ascending order, K = the most non-zero buckets of
+any row in the batch (at least 1); shorter rows are padded with index 0 and value 0.0, which adds
+exactly nothing (W1[0] * 0.0). The dense row is the same function, so `featurize_dense` stays for
+tests and tools.
 """
 
 from __future__ import annotations
@@ -129,3 +135,21 @@ class Featurizer:
 
     def featurize_dense(self, texts) -> np.ndarray:
         return self.featurize_sparse(texts).toarray().astype(np.float32)
+
+
+def padded(X) -> tuple[np.ndarray, np.ndarray]:
+    """The sparse model input of a CSR feature matrix: `(indices int64 [N, K], values float32
+    [N, K])` with K = max(1, most non-zeros in a row); padding is index 0, value 0.0."""
+    X = X.tocsr()
+    X.sort_indices()
+    nnz = np.diff(X.indptr)
+    n = X.shape[0]
+    k = max(1, int(nnz.max()) if n else 1)
+    idx = np.zeros((n, k), dtype=np.int64)
+    val = np.zeros((n, k), dtype=np.float32)
+    # Position of every stored entry inside its row, then one scatter for the whole matrix.
+    rows = np.repeat(np.arange(n), nnz)
+    cols = np.arange(X.nnz) - np.repeat(X.indptr[:-1], nnz)
+    idx[rows, cols] = X.indices
+    val[rows, cols] = X.data
+    return idx, val

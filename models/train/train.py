@@ -6,7 +6,8 @@
 
 Both models: hashed n-gram features (see featurize.py, spec written to featurizer.json)
 -> 1-hidden-layer MLP (DIM -> H -> 1, ReLU, sigmoid), trained with scikit-learn, exported as a
-hand-built ONNX graph (input `features` float32 [N, DIM], output `score` float32 [N, 1]).
+hand-built ONNX graph (sparse input: `indices` int64 [N, K] + `values` float32 [N, K], the
+non-zero features of each text; output `score` float32 [N, 1]).
 The output bias is shifted so that the operating point chosen on held-out calibration data
 maps to exactly 0.5. Data is split by source family, never by random rows.
 """
@@ -110,12 +111,15 @@ def run(kind: str, data_dir: str, out_dir: str, hidden: int, epochs: int, alpha:
     params = train_mlp(X, y, hidden=hidden, alpha=alpha, epochs=epochs, seed=seed)
     print(f"[{kind}] trained in {time.time() - t0:.0f}s", flush=True)
 
-    # calibration on held-out benign
-    calib_texts = [t for v in split.calib.values() for t in v]
-    params, spec["operating_point"] = calibrate(params, fz.featurize_sparse(calib_texts), cfg["target_fpr"],
-                                                {k: len(v) for k, v in split.calib.items()})
+    # calibration on held-out benign: the sets without a target of their own are pooled
+    pooled = [t for k, v in split.calib.items() if k not in split.calib_targets for t in v]
+    groups = [("pooled", fz.featurize_sparse(pooled), cfg["target_fpr"])]
+    groups += [(k, fz.featurize_sparse(split.calib[k]), f) for k, f in split.calib_targets.items()]
+    params, spec["operating_point"] = calibrate(params, groups, {k: len(v) for k, v in split.calib.items()})
+    # `input` tells the Rust executor which graph inputs to build (see onnx_export.export_onnx).
+    spec["input"] = "sparse"
     spec["model"] = {"arch": f"mlp {spec['dim']}-{hidden}-1 relu sigmoid", "hidden": hidden,
-                     "input": "features", "output": "score"}
+                     "inputs": ["indices", "values"], "output": "score"}
     write_json(os.path.join(out_dir, "featurizer.json"), spec)
     onnx_path = os.path.join(out_dir, "model.onnx")
     export_onnx(params, onnx_path, f"rampart_{kind.replace('-', '_')}",
@@ -126,13 +130,14 @@ def run(kind: str, data_dir: str, out_dir: str, hidden: int, epochs: int, alpha:
     m["onnx_bytes"] = os.path.getsize(onnx_path)
     m["train_counts"] = {"attack": len(train_pos), "benign": len(train_neg)}
     m["seconds"] = time.time() - t_start
+    m["train_args"] = {"hidden": hidden, "alpha": alpha, "epochs": epochs, "seed": seed}
     m["operating_point"] = spec["operating_point"]
     m.update(diagnostics(kind, onnx_path, fz, split, scores, cfg["prep"]))
     write_json(os.path.join(out_dir, "metrics.json"), m)
 
     parity = parity_texts(kind, split.test, split.attack_keys, split.benign_keys)
     write_parity(out_dir, onnx_path, parity)
-    write_card(kind, out_dir, spec, m, len(parity), alpha, epochs)
+    write_card(kind, out_dir, spec, m, len(parity))
     print(json.dumps({k: v for k, v in m.items() if k not in ("examples", "hard_negatives_flagged")}, indent=2))
 
 

@@ -6,8 +6,8 @@ use std::sync::{Arc, RwLock};
 
 use crate::detectors::{DetectorId, DETECTORS, PROMPT_INJECTION, SQLI};
 use crate::engine::EngineConfig;
-use crate::model::onnx::{init_runtime, OnnxExecutor};
-use crate::model::{BatchConfig, BatchQueue, Executor, ModelError};
+use crate::model::onnx::init_runtime;
+use crate::model::{load_executor, BatchConfig, BatchQueue, Executor, ModelError, ModelThreads};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ModelStatus {
@@ -55,7 +55,7 @@ impl ModelSet {
             let set = set.clone();
             let dir = dir.to_path_buf();
             let dylib = config.ort_dylib.clone();
-            let threads = config.model_threads;
+            let threads = ModelThreads { small: config.model_threads, transformer: config.transformer_threads };
             let batch = config.batch.clone();
             std::thread::Builder::new()
                 .name("model-loader".into())
@@ -65,7 +65,7 @@ impl ModelSet {
         set
     }
 
-    fn load_all(&self, dir: &Path, dylib: &Path, threads: usize, batch: BatchConfig) {
+    fn load_all(&self, dir: &Path, dylib: &Path, threads: ModelThreads, batch: BatchConfig) {
         if let Err(err) = init_runtime(dylib) {
             let detail = format!("ONNX Runtime library {}: {err}", dylib.display());
             tracing::error!(%detail, "models unavailable");
@@ -78,7 +78,7 @@ impl ModelSet {
             let slug = DETECTORS[slot.detector].slug;
             let model_dir = dir.join(slug);
             let started = std::time::Instant::now();
-            let next = match OnnxExecutor::load(&model_dir, threads) {
+            let next = match load_executor(&model_dir, &threads) {
                 Ok(mut executor) => match executor.infer(&[WARMUP]) {
                     Ok(_) => {
                         tracing::info!(model = slug, ms = started.elapsed().as_millis() as u64, "model ready");

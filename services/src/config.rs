@@ -74,6 +74,9 @@ pub struct EngineArgs {
     /// Intra-op threads per model session.
     #[arg(long = "model-threads", env = "RAMPART_MODEL_THREADS", value_name = "RAMPART_MODEL_THREADS", default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub model_threads: u16,
+    /// Intra-op threads of the prompt-injection transformer session (0: one per core, at most 4).
+    #[arg(long = "transformer-threads", env = "RAMPART_TRANSFORMER_THREADS", value_name = "RAMPART_TRANSFORMER_THREADS", default_value = "0", value_parser = clap::value_parser!(u16).range(0..=64))]
+    pub transformer_threads: u16,
     /// Most texts per model batch.
     #[arg(long = "model-max-batch", env = "RAMPART_MODEL_MAX_BATCH", value_name = "RAMPART_MODEL_MAX_BATCH", default_value = "32", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub model_max_batch: u16,
@@ -92,6 +95,9 @@ impl EngineArgs {
             model_threads: self.model_threads as usize,
             ..Default::default()
         };
+        if self.transformer_threads > 0 {
+            config.transformer_threads = self.transformer_threads as usize;
+        }
         config.batch.max_batch = self.model_max_batch as usize;
         config.batch.max_wait = std::time::Duration::from_micros(self.model_max_wait_us);
         config

@@ -13,8 +13,16 @@
 //!    up over all families.
 //! 4. `x = ln(1 + count)`, then L2-normalised (computed in f64, stored as f32).
 //!
-//! The work is bounded by `max_bytes` (4 KiB for `sqli`, 8 KiB for `prompt-injection`); text
-//! past the cap is not looked at. `featurize_into` does not allocate.
+//! The work is bounded by `max_bytes` (4 KiB for `sqli`); text past the cap is not looked at.
+//!
+//! Two output forms of the same row, chosen by the spec's `input` field ([`InputForm`]):
+//! - dense (`featurize_into`): all `dim` values; the old model input `features` [N, dim].
+//! - sparse (`featurize_sparse`): only the non-zero `(bucket, value)` pairs, buckets ascending;
+//!   the model input `indices`/`values` [N, K]. A short field has tens to a few thousand
+//!   non-zeros out of 32,768, so this skips a 128 KB row per text and the full-width MatMul.
+//!   Values are bit-identical to the dense row (same counts, same f64 sum in the same order).
+//!
+//! Neither allocates once its buffers have grown to the largest text seen.
 
 use serde::Deserialize;
 
@@ -31,6 +39,9 @@ const MAX_CHAR_N: usize = 16;
 struct Spec {
     dim: usize,
     max_bytes: usize,
+    /// `"sparse"` or `"dense"`; absent = dense (models exported before the sparse graph).
+    #[serde(default)]
+    input: Option<String>,
     #[serde(default)]
     hash: Option<String>,
     #[serde(default)]
@@ -54,11 +65,21 @@ struct Family {
     state: u32,
 }
 
+/// Which input the model graph takes (`featurizer.json` field `input`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InputForm {
+    /// `features` float32 [N, dim].
+    Dense,
+    /// `indices` int64 [N, K] + `values` float32 [N, K]; padding = index 0, value 0.0.
+    Sparse,
+}
+
 /// Turns one text into a fixed-length, L2-normalised feature row.
 #[derive(Clone, Debug)]
 pub struct Featurizer {
     dim: usize,
     max_bytes: usize,
+    input: InputForm,
     chars: Vec<Family>,
     words: Vec<Family>,
     max_word_n: usize,
@@ -67,6 +88,18 @@ pub struct Featurizer {
 #[inline(always)]
 fn fnv_byte(h: u32, b: u8) -> u32 {
     (h ^ b as u32).wrapping_mul(FNV_PRIME)
+}
+
+/// Calls `f` with the hash of every byte window of length `N` (lower-cased), in order.
+#[inline(always)]
+fn char_grams<const N: usize>(bytes: &[u8], state: u32, f: &mut impl FnMut(u32)) {
+    for w in bytes.windows(N) {
+        let mut h = state;
+        for &b in &w[..N] {
+            h = fnv_byte(h, b.to_ascii_lowercase());
+        }
+        f(h);
+    }
 }
 
 #[inline(always)]
@@ -107,6 +140,11 @@ impl Featurizer {
         if spec.max_bytes == 0 {
             return Err(load_err("max_bytes must be positive".into()));
         }
+        let input = match spec.input.as_deref() {
+            None | Some("dense") => InputForm::Dense,
+            Some("sparse") => InputForm::Sparse,
+            Some(other) => return Err(load_err(format!("unsupported input form `{other}`"))),
+        };
         let mut chars = Vec::new();
         let mut words = Vec::new();
         for f in &spec.families {
@@ -134,6 +172,7 @@ impl Featurizer {
         Ok(Featurizer {
             dim: spec.dim,
             max_bytes: spec.max_bytes,
+            input,
             chars,
             words,
             max_word_n,
@@ -157,6 +196,11 @@ impl Featurizer {
         self.max_bytes
     }
 
+    /// The model input this spec was exported with.
+    pub fn input_form(&self) -> InputForm {
+        self.input
+    }
+
     /// Writes the feature row of `text` into `out` (overwritten entirely).
     ///
     /// # Panics
@@ -164,25 +208,108 @@ impl Featurizer {
     pub fn featurize_into(&self, text: &str, out: &mut [f32]) {
         assert_eq!(out.len(), self.dim, "feature row has the wrong length");
         out.fill(0.0);
+        self.for_each_bucket(text, |b| out[b] += 1.0);
+
+        // log1p + L2 normalisation, in f64 like the trainer.
+        let mut sumsq = 0.0f64;
+        for &c in out.iter() {
+            if c > 0.0 {
+                let v = (c as f64).ln_1p();
+                sumsq += v * v;
+            }
+        }
+        if sumsq > 0.0 {
+            let norm = sumsq.sqrt();
+            for c in out.iter_mut() {
+                if *c > 0.0 {
+                    *c = ((*c as f64).ln_1p() / norm) as f32;
+                }
+            }
+        }
+    }
+
+    /// Appends the non-zero features of `text` to `rows` as one more row: buckets ascending,
+    /// values equal (bit for bit) to the non-zero entries of [`Self::featurize_into`].
+    ///
+    /// # Panics
+    /// When `rows` was made for another `dim` ([`SparseRows::new`]).
+    pub fn featurize_sparse(&self, text: &str, rows: &mut SparseRows) {
+        assert_eq!(
+            rows.counts.len(),
+            self.dim,
+            "SparseRows made for another dim"
+        );
+        let SparseRows {
+            counts,
+            touched,
+            indices,
+            values,
+            ends,
+        } = rows;
+        touched.clear();
+        self.for_each_bucket(text, |b| {
+            // A count is at most the n-grams of one text (families x max_bytes), far below u32::MAX.
+            counts[b] += 1;
+            if counts[b] == 1 {
+                touched.push(b as u32);
+            }
+        });
+        // Ascending buckets: the order of the dense row, so the f64 sum below adds the same
+        // terms in the same order and the values match the dense path exactly.
+        touched.sort_unstable();
+        let mut sumsq = 0.0f64;
+        for &b in touched.iter() {
+            let v = (counts[b as usize] as f64).ln_1p();
+            sumsq += v * v;
+        }
+        let norm = sumsq.sqrt();
+        for &b in touched.iter() {
+            let c = std::mem::take(&mut counts[b as usize]); // leaves the scratch zeroed
+            indices.push(i64::from(b));
+            values.push(((c as f64).ln_1p() / norm) as f32);
+        }
+        ends.push(indices.len());
+    }
+
+    /// Calls `f(bucket)` once per n-gram occurrence of `text` (all families).
+    #[inline(always)]
+    fn for_each_bucket(&self, text: &str, mut f: impl FnMut(usize)) {
+        // `h % dim` is an integer division per n-gram, most of the featurizer's time on long
+        // texts; for a power-of-two dim (every shipped model) the same bucket is a mask.
+        let dim = self.dim as u32;
+        if dim.is_power_of_two() {
+            self.for_each_hash(text, |h| f((h & (dim - 1)) as usize));
+        } else {
+            self.for_each_hash(text, |h| f((h % dim) as usize));
+        }
+    }
+
+    /// Calls `f(hash)` once per n-gram occurrence of `text` (all families).
+    #[inline(always)]
+    fn for_each_hash(&self, text: &str, mut f: impl FnMut(u32)) {
         let raw = text.as_bytes();
         let bytes = &raw[..raw.len().min(self.max_bytes)];
         let len = bytes.len();
         if len == 0 {
             return;
         }
-        let dim = self.dim as u32;
 
-        // Byte n-grams. Lower-casing on the fly keeps this allocation-free.
+        // Byte n-grams. Lower-casing on the fly keeps this allocation-free; a fixed n lets the
+        // compiler unroll the hash and drop the bounds checks (4x faster than a runtime n).
         for fam in &self.chars {
-            if len < fam.n {
-                continue;
-            }
-            for i in 0..=len - fam.n {
-                let mut h = fam.state;
-                for &b in &bytes[i..i + fam.n] {
-                    h = fnv_byte(h, b.to_ascii_lowercase());
+            match fam.n {
+                1 => char_grams::<1>(bytes, fam.state, &mut f),
+                2 => char_grams::<2>(bytes, fam.state, &mut f),
+                3 => char_grams::<3>(bytes, fam.state, &mut f),
+                4 => char_grams::<4>(bytes, fam.state, &mut f),
+                5 => char_grams::<5>(bytes, fam.state, &mut f),
+                6 => char_grams::<6>(bytes, fam.state, &mut f),
+                n => {
+                    for w in bytes.windows(n) {
+                        f(w.iter()
+                            .fold(fam.state, |h, &b| fnv_byte(h, b.to_ascii_lowercase())));
+                    }
                 }
-                out[(h % dim) as usize] += 1.0;
             }
         }
 
@@ -216,28 +343,69 @@ impl Featurizer {
                             h = fnv_byte(h, b.to_ascii_lowercase());
                         }
                     }
-                    out[(h % dim) as usize] += 1.0;
+                    f(h);
                 }
             }
             debug_assert!(self.max_word_n <= MAX_WORD_N);
         }
+    }
+}
 
-        // log1p + L2 normalisation, in f64 like the trainer.
-        let mut sumsq = 0.0f64;
-        for &c in out.iter() {
-            if c > 0.0 {
-                let v = (c as f64).ln_1p();
-                sumsq += v * v;
-            }
+/// The sparse feature rows of a batch (CSR-like: row `i` is `ends[i-1]..ends[i]`) plus the
+/// per-bucket scratch counts. Made once per executor and reused: [`Self::clear`] keeps the
+/// capacity, and the scratch is left zeroed after every row.
+#[derive(Clone, Debug)]
+pub struct SparseRows {
+    /// `dim` counters; all zero between rows.
+    counts: Vec<u32>,
+    /// Buckets seen in the current row, in first-seen order until sorted.
+    touched: Vec<u32>,
+    indices: Vec<i64>,
+    values: Vec<f32>,
+    ends: Vec<usize>,
+}
+
+impl SparseRows {
+    pub fn new(dim: usize) -> Self {
+        SparseRows {
+            counts: vec![0; dim],
+            touched: Vec::new(),
+            indices: Vec::new(),
+            values: Vec::new(),
+            ends: Vec::new(),
         }
-        if sumsq > 0.0 {
-            let norm = sumsq.sqrt();
-            for c in out.iter_mut() {
-                if *c > 0.0 {
-                    *c = ((*c as f64).ln_1p() / norm) as f32;
-                }
-            }
-        }
+    }
+
+    /// Drops the rows, keeps the buffers.
+    pub fn clear(&mut self) {
+        self.indices.clear();
+        self.values.clear();
+        self.ends.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Row `i`: its buckets (ascending) and values.
+    pub fn row(&self, i: usize) -> (&[i64], &[f32]) {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        let end = self.ends[i];
+        (&self.indices[start..end], &self.values[start..end])
+    }
+
+    /// Non-zeros of row `i`.
+    pub fn nnz(&self, i: usize) -> usize {
+        self.row(i).0.len()
+    }
+
+    /// The most non-zeros of any row (0 when there is none).
+    pub fn max_nnz(&self) -> usize {
+        (0..self.len()).map(|i| self.nnz(i)).max().unwrap_or(0)
     }
 }
 
@@ -338,6 +506,61 @@ mod tests {
         // A cap inside a multi-byte character must not panic.
         let multi = "é".repeat(100);
         let _ = row(&f, &multi);
+    }
+
+    #[test]
+    fn sparse_row_equals_dense_non_zeros_exactly() {
+        let f = Featurizer::from_json(SPEC).unwrap();
+        let texts = [
+            "",
+            "a",
+            "AB",
+            "1' UNION SELECT username, password FROM users--",
+            "O'Brien",
+            "CAFÉ naïve 日本語",
+            &"x".repeat(200),
+            "aaaa aaaa aaaa",
+        ];
+        let mut rows = SparseRows::new(f.dim());
+        for t in texts {
+            f.featurize_sparse(t, &mut rows);
+        }
+        assert_eq!(rows.len(), texts.len());
+        for (i, t) in texts.iter().enumerate() {
+            let dense = row(&f, t);
+            let (idx, val) = rows.row(i);
+            let want: Vec<(i64, f32)> = dense
+                .iter()
+                .enumerate()
+                .filter(|(_, &v)| v != 0.0)
+                .map(|(j, &v)| (j as i64, v))
+                .collect();
+            let got: Vec<(i64, f32)> = idx.iter().copied().zip(val.iter().copied()).collect();
+            assert_eq!(got, want, "text {t:?}");
+        }
+        assert_eq!(rows.row(0).0.len(), 0, "empty text has no features");
+        assert!(rows.max_nnz() > 0);
+        // The scratch is left zeroed: a repeat after clear gives the same rows.
+        let first: Vec<i64> = rows.row(3).0.to_vec();
+        rows.clear();
+        assert!(rows.is_empty());
+        f.featurize_sparse(texts[3], &mut rows);
+        assert_eq!(rows.row(0).0, &first[..]);
+    }
+
+    #[test]
+    fn input_form_from_spec() {
+        assert_eq!(
+            Featurizer::from_json(SPEC).unwrap().input_form(),
+            InputForm::Dense
+        );
+        let sparse = SPEC.replacen("\"dim\"", "\"input\": \"sparse\", \"dim\"", 1);
+        assert_eq!(
+            Featurizer::from_json(&sparse).unwrap().input_form(),
+            InputForm::Sparse
+        );
+        let bad = SPEC.replacen("\"dim\"", "\"input\": \"ragged\", \"dim\"", 1);
+        assert!(Featurizer::from_json(&bad).is_err());
     }
 
     #[test]

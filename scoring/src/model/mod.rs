@@ -7,6 +7,7 @@
 pub mod batch;
 pub mod features;
 pub mod onnx;
+pub mod transformer;
 
 pub use batch::{BatchConfig, BatchQueue};
 
@@ -32,4 +33,33 @@ pub enum ModelError {
 pub trait Executor: Send + 'static {
     /// Scores each text in [0, 1]; the result has the same length and order as `texts`.
     fn infer(&mut self, texts: &[&str]) -> Result<Vec<f32>, ModelError>;
+}
+
+impl Executor for Box<dyn Executor> {
+    fn infer(&mut self, texts: &[&str]) -> Result<Vec<f32>, ModelError> {
+        (**self).infer(texts)
+    }
+}
+
+/// Loads the executor a model directory asks for: `model.json` with kind `transformer` gets
+/// the tokenizer + encoder executor, otherwise the hashed n-gram executor (`featurizer.json`).
+pub fn load_executor(model_dir: &std::path::Path, threads: &ModelThreads) -> Result<Box<dyn Executor>, ModelError> {
+    let name = onnx::model_name(model_dir);
+    match transformer::Manifest::read(model_dir) {
+        Err(detail) => Err(ModelError::LoadFailed { model: name, detail }),
+        Ok(Some(manifest)) => Ok(Box::new(transformer::TransformerExecutor::load(
+            model_dir,
+            manifest,
+            threads.transformer,
+        )?)),
+        Ok(None) => Ok(Box::new(onnx::OnnxExecutor::load(model_dir, threads.small)?)),
+    }
+}
+
+/// Intra-op threads per session kind: the n-gram MLPs are microseconds of work and run best on
+/// their executor thread alone; a transformer window is milliseconds and uses the cores.
+#[derive(Clone, Debug)]
+pub struct ModelThreads {
+    pub small: usize,
+    pub transformer: usize,
 }

@@ -34,35 +34,92 @@ pub const HELDOUT_SOURCES: &[&str] = &[
     "csic2010_lines",
 ];
 
-pub fn load_pool(dir: &Path, split: Split, only: &[String]) -> Result<Vec<Row>, String> {
+/// The pool's source names (file stems of the `.jsonl` files), sorted.
+pub fn source_names(dir: &Path) -> Result<Vec<String>, String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("cannot read data folder {}: {e}", dir.display()))?;
-    let mut paths: Vec<_> = entries
+    let mut names: Vec<String> = entries
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|p| p.file_stem().and_then(|s| s.to_str()).map(str::to_string))
         .collect();
-    paths.sort();
-    if paths.is_empty() {
+    names.sort();
+    if names.is_empty() {
         return Err(format!("no .jsonl files in {}", dir.display()));
     }
+    Ok(names)
+}
+
+/// Every row of one source file.
+pub fn load_source(dir: &Path, source: &str) -> Result<Vec<Row>, String> {
+    let path = dir.join(format!("{source}.jsonl"));
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut rows = Vec::new();
-    for path in paths {
-        let source = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default().to_string();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        rows.push(serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?);
+    }
+    Ok(rows)
+}
+
+pub fn load_pool(dir: &Path, split: Split, only: &[String]) -> Result<Vec<Row>, String> {
+    let mut rows = Vec::new();
+    for source in source_names(dir)? {
         if !only.is_empty() && !only.contains(&source) {
             continue;
         }
         if split == Split::Heldout && !HELDOUT_SOURCES.contains(&source.as_str()) {
             continue;
         }
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        for (n, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            let row: Row = serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), n + 1))?;
-            rows.push(row);
-        }
+        rows.extend(load_source(dir, &source)?);
     }
     Ok(rows)
+}
+
+/// Position of a text in [0, 1) by hash, as `stable_frac` of models/train/data.py computes it
+/// (first 32 bits of the SHA-1 of the text with whitespace runs collapsed and trimmed): row
+/// splits inside one source, such as the awesome_chatgpt parts of the prompt-injection card.
+pub fn stable_frac(text: &str) -> f64 {
+    // Python's `\s` and `str.strip()` also count the separators U+001C..U+001F as whitespace.
+    let ws = |c: char| c.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&c);
+    let prepped = text.split(ws).filter(|w| !w.is_empty()).collect::<Vec<_>>().join(" ");
+    sha1_prefix(prepped.as_bytes()) as f64 / 4_294_967_296.0
+}
+
+/// The first 32 bits of the SHA-1 digest (FIPS 180-4); only used to reproduce a data split.
+fn sha1_prefix(data: &[u8]) -> u32 {
+    let mut h: [u32; 5] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0];
+    let mut msg = data.to_vec();
+    msg.push(0x80);
+    while msg.len() % 64 != 56 {
+        msg.push(0);
+    }
+    msg.extend_from_slice(&((data.len() as u64).wrapping_mul(8)).to_be_bytes());
+    for block in msg.chunks_exact(64) {
+        let mut w = [0u32; 80];
+        for (i, word) in block.chunks_exact(4).enumerate() {
+            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for i in 16..80 {
+            w[i] = (w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16]).rotate_left(1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e] = h;
+        for (i, wi) in w.iter().enumerate() {
+            let (f, k) = match i / 20 {
+                0 => ((b & c) | (!b & d), 0x5A82_7999),
+                1 => (b ^ c ^ d, 0x6ED9_EBA1),
+                2 => ((b & c) | (b & d) | (c & d), 0x8F1B_BCDC),
+                _ => (b ^ c ^ d, 0xCA62_C1D6),
+            };
+            let t = a.rotate_left(5).wrapping_add(f).wrapping_add(e).wrapping_add(k).wrapping_add(*wi);
+            (e, d, c, b, a) = (d, c, b.rotate_left(30), a, t);
+        }
+        for (x, y) in h.iter_mut().zip([a, b, c, d, e]) {
+            *x = x.wrapping_add(y);
+        }
+    }
+    h[0]
 }
 
 /// Percent-encodes everything but unreserved characters, as a browser or client library would.
@@ -124,5 +181,15 @@ mod tests {
     fn csic_rows_become_requests() {
         assert_eq!(csic_request("get http://localhost:8080/tienda1/index.jsp?a=1"), "GET /tienda1/index.jsp?a=1");
         assert_eq!(percent_encode("a b/<"), "a%20b%2F%3C");
+    }
+
+    #[test]
+    fn stable_frac_matches_the_training_split() {
+        // SHA-1("abc") = a9993e36...; SHA-1("") = da39a3ee...; a 56-byte message needs two blocks.
+        assert_eq!(sha1_prefix(b"abc"), 0xa999_3e36);
+        assert_eq!(sha1_prefix(b""), 0xda39_a3ee);
+        assert_eq!(sha1_prefix(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"), 0x8498_3e44);
+        assert_eq!(stable_frac("  a\tb\n\n c "), stable_frac("a b c"));
+        assert_eq!(stable_frac("abc"), 0xa999_3e36u32 as f64 / 4_294_967_296.0);
     }
 }

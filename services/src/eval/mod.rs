@@ -1,8 +1,11 @@
 //! `rampart eval`: runs the labelled data pool through the engine and prints per-detector
-//! TPR/FPR, a confusion table and the hard negatives. See docs/EVAL.md for the split.
+//! TPR/FPR, a confusion table and the hard negatives, then each model's own quality on held-out
+//! texts (TPR/FPR and a ROC-style table). See docs/EVAL.md for the split.
 
 mod data;
+mod quality;
 mod report;
+mod roc;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,6 +64,9 @@ pub struct EvalArgs {
     /// Rows scored concurrently.
     #[arg(long, default_value = "64")]
     pub concurrency: usize,
+    /// Skip the model-quality section (each model's own TPR/FPR and ROC table on held-out texts).
+    #[arg(long = "no-model-quality")]
+    pub no_model_quality: bool,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -90,7 +96,18 @@ pub async fn run(args: EvalArgs) -> ExitCode {
     }
     let hard = report::hard_negatives(&engine, args.placement).await;
     report.print(&args, &rows, &outcomes, &hard, elapsed);
-    ExitCode::SUCCESS
+    if args.no_model_quality {
+        return ExitCode::SUCCESS;
+    }
+    // The model section loads its own copy of the models: free the engine's first.
+    drop(engine);
+    match quality::run(&args.data, &args.engine.engine_config()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("rampart eval: model quality: {err}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 async fn wait_for_models(engine: &Engine) {
