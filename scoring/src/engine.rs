@@ -56,7 +56,7 @@ impl Default for EngineConfig {
             transformer_threads: std::thread::available_parallelism().map_or(2, |n| n.get().min(4)),
             batch: BatchConfig::default(),
             limits: FieldLimits::default(),
-            max_model_fields: 16,
+            max_model_fields: 64,
             min_prompt_words: 5,
         }
     }

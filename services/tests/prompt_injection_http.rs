@@ -61,7 +61,7 @@ async fn padding_a_chat_with_many_messages_does_not_hide_the_injection() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn injection_in_a_form_field_and_a_query_string_is_caught() {
     assert_blocked(&format!(
-        "POST /support/ticket\ncontent-type: application/x-www-form-urlencoded\n\nname=Ann&subject=Refund&message={}",
+        "POST /support/ticket\nname=Ann&subject=Refund&message={}",
         form_encode(INJECTION)
     ))
     .await;
