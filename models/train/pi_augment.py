@@ -207,23 +207,29 @@ _HOOK = [
 ]
 
 
-def persuasion(count: int, seed: int) -> list[str]:
-    """PAIR-style prompts composed from parts: a persona or scenario, emotional or authority
-    pressure, a harmful task, and a compliance hook, in varied order. Composition (not a few
-    fixed templates) keeps the model from memorising framings instead of learning the pattern
-    "role-play or pressure wrapped around a harmful goal"."""
+def _compose(count: int, seed: int, personas, pressures, goals, hooks) -> list[str]:
+    """persona + 0-2 pressure lines + task(goal) [+ hook]; the task moves to the front 30% of
+    the time. `hooks` None: no hook (and no random draw for one)."""
     rng = random.Random(seed)
     out = set()
     for _ in range(count * 3):
         if len(out) >= count:
             break
-        task = rng.choice(_TASK).replace("{goal}", rng.choice(_HARMFUL_GOAL))
-        parts = [rng.choice(_PERSONA)] + rng.sample(_PRESSURE, rng.randint(0, 2)) + [task]
+        task = rng.choice(_TASK).replace("{goal}", rng.choice(goals))
+        parts = [rng.choice(personas)] + rng.sample(pressures, rng.randint(0, 2)) + [task]
         if rng.random() < 0.3:
             parts = [parts[-1]] + parts[:-1]
-        hook = rng.choice(_HOOK)
+        hook = rng.choice(hooks) if hooks is not None else ""
         out.add(" ".join(parts + ([hook] if hook else [])))
     return sorted(out)
+
+
+def persuasion(count: int, seed: int) -> list[str]:
+    """PAIR-style prompts composed from parts: a persona or scenario, emotional or authority
+    pressure, a harmful task, and a compliance hook, in varied order. Composition (not a few
+    fixed templates) keeps the model from memorising framings instead of learning the pattern
+    "role-play or pressure wrapped around a harmful goal"."""
+    return _compose(count, seed, _PERSONA, _PRESSURE, _HARMFUL_GOAL, _HOOK)
 
 
 def injections(count: int, seed: int, contexts: list[str]) -> list[str]:
@@ -272,14 +278,4 @@ _BENIGN_GOAL = [
 def benign_roleplay(count: int, seed: int) -> list[str]:
     """The benign twin of `persuasion`: the same personas and (milder) pressure around harmless
     goals, so the model learns that the goal, not the role-play, makes a jailbreak."""
-    rng = random.Random(seed)
-    out = set()
-    for _ in range(count * 3):
-        if len(out) >= count:
-            break
-        task = rng.choice(_TASK).replace("{goal}", rng.choice(_BENIGN_GOAL))
-        parts = [rng.choice(_BENIGN_PERSONA)] + rng.sample(_BENIGN_PRESSURE, rng.randint(0, 2)) + [task]
-        if rng.random() < 0.3:
-            parts = [parts[-1]] + parts[:-1]
-        out.add(" ".join(parts))
-    return sorted(out)
+    return _compose(count, seed, _BENIGN_PERSONA, _BENIGN_PRESSURE, _BENIGN_GOAL, None)

@@ -183,7 +183,7 @@ async fn concurrent_requests_are_all_answered() {
             } else {
                 format!("GET /item?id={i}\n")
             };
-            (i, score(&base, "/score/all", &text).await)
+            (i, score(base, "/score/all", &text).await)
         }));
     }
     for t in tasks {

@@ -67,6 +67,20 @@ pub(crate) fn environment() -> Option<&'static Environment> {
     ENV.get()
 }
 
+/// A session with the options every Rampart model uses: optimisation level All, `intra_threads`
+/// intra-op threads, one inter-op thread, sequential execution, no spinning (an idle pool must
+/// not burn the cores the pattern stage and HTTP need). Errors name the model file.
+pub(crate) fn build_session(env: &Environment, model_path: &Path, intra_threads: usize) -> Result<Session, String> {
+    Session::builder(env)
+        .and_then(|b| Ok(b.with_optimization_level(GraphOptimizationLevel::All)?))
+        .and_then(|b| Ok(b.with_intra_threads(intra_threads.max(1))?))
+        .and_then(|b| Ok(b.with_inter_threads(1)?))
+        .and_then(|b| Ok(b.with_parallel_execution(false)?))
+        .and_then(|b| Ok(b.with_intra_op_spinning(false)?))
+        .and_then(|mut b| b.commit_from_file(model_path))
+        .map_err(|e| format!("{}: {e}", model_path.display()))
+}
+
 /// Maps a model directory to a `'static` name for error messages.
 pub(crate) fn model_name(dir: &Path) -> &'static str {
     match dir.file_name().and_then(|n| n.to_str()) {
@@ -160,20 +174,7 @@ impl OnnxExecutor {
         // - no spinning: an idle pool would burn the cores the pattern stage and HTTP need.
         // - memory pattern left on (default): K changes with every batch, but measured with
         //   onnxruntime 1.22 on this graph, turning it off changed nothing.
-        let session = Session::builder(env)
-            .map_err(|e| fail(e.to_string()))?
-            .with_optimization_level(GraphOptimizationLevel::All)
-            .map_err(|e| fail(e.to_string()))?
-            .with_intra_threads(threads)
-            .map_err(|e| fail(e.to_string()))?
-            .with_inter_threads(1)
-            .map_err(|e| fail(e.to_string()))?
-            .with_parallel_execution(false)
-            .map_err(|e| fail(e.to_string()))?
-            .with_intra_op_spinning(false)
-            .map_err(|e| fail(e.to_string()))?
-            .commit_from_file(&model_path)
-            .map_err(|e| fail(format!("{}: {e}", model_path.display())))?;
+        let session = build_session(env, &model_path, threads).map_err(fail)?;
 
         let form = featurizer.input_form();
         let wanted: &[&str] = match form {

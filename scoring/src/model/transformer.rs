@@ -15,7 +15,6 @@
 
 use std::path::Path;
 
-use ort::session::builder::GraphOptimizationLevel;
 use ort::session::Session;
 use ort::value::TensorRef;
 use serde::Deserialize;
@@ -136,23 +135,8 @@ impl TransformerExecutor {
         }
         let mut workers = Vec::new();
         for _ in 0..sessions.max(1) {
-            // Level All: the fused Attention/LayerNorm kernels are already in the graph; All adds
-            // the CPU layout transforms once, at load. One intra-op thread and no spinning: the
-            // parallelism is across sessions, and idle cores go back to the proxy.
-            let session = Session::builder(env)
-                .map_err(|e| fail(e.to_string()))?
-                .with_optimization_level(GraphOptimizationLevel::All)
-                .map_err(|e| fail(e.to_string()))?
-                .with_intra_threads(1)
-                .map_err(|e| fail(e.to_string()))?
-                .with_inter_threads(1)
-                .map_err(|e| fail(e.to_string()))?
-                .with_parallel_execution(false)
-                .map_err(|e| fail(e.to_string()))?
-                .with_intra_op_spinning(false)
-                .map_err(|e| fail(e.to_string()))?
-                .commit_from_file(&model_path)
-                .map_err(|e| fail(format!("{}: {e}", model_path.display())))?;
+            // One intra-op thread: the parallelism is across sessions (see the module docs).
+            let session = super::onnx::build_session(env, &model_path, 1).map_err(fail)?;
             for want in ["input_ids", "attention_mask"] {
                 if !session.inputs().iter().any(|i| i.name() == want) {
                     return Err(fail(format!("{} has no `{want}` input", model_path.display())));

@@ -131,7 +131,7 @@ impl PatternStage {
             let rule_idx = id as usize;
             if let Some(rule) = rules.get(rule_idx) {
                 let spans_fields = checks_span[rule_idx] && !view.within_one_field(from as usize, to as usize);
-                if !spans_fields && !(rule.views == ViewScope::Decoded && kind == ViewKind::Plain) {
+                if !(spans_fields || rule.views == ViewScope::Decoded && kind == ViewKind::Plain) {
                     // `to` is one past the last matched byte.
                     let field = view.field_at((to as usize).saturating_sub(1));
                     hits.record(rule_idx, rule, kind, field);
