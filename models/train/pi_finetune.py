@@ -121,7 +121,7 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--base", required=True, help="all-MiniLM-L6-v2 folder (config.json, model.safetensors, tokenizer.json)")
     ap.add_argument("--out", required=True)
-    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--lr", type=float, default=6e-5)
     ap.add_argument("--freeze-layers", type=int, default=2, help="encoder layers (from the bottom) kept frozen")
     ap.add_argument("--batch", type=int, default=16)
