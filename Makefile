@@ -28,6 +28,11 @@ eval: build
 bench: bootstrap
 	$(CARGO) bench -p rampart-benches
 
+## Rampart's proxy vs a bare nginx reverse proxy under wrk load (prints figures; no timed assertions).
+.PHONY: bench-proxy
+bench-proxy: bootstrap
+	scripts/bench-proxy
+
 ## Resident memory of the inference service with both models loaded (prints figures).
 memory: bootstrap
 	scripts/model-memory

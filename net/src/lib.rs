@@ -1,21 +1,25 @@
 //! Listeners and connection handling shared by every Rampart HTTP server.
 //!
 //! Each server owns its accept loop (rather than a framework's) so connection-level policy —
-//! socket options, per-connection state, the active-mode TCP reset of a later issue — lives in
-//! one place.
+//! socket options, per-connection state, the active-mode TCP reset — lives in one place.
 
-use std::convert::Infallible;
+mod killable;
+
 use std::future::Future;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use bytes::Bytes;
 use hyper::body::{Body, Incoming};
 use hyper::service::service_fn;
-use hyper::{Request, Response};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper::{Request, Response, Version};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use thiserror::Error;
 use tokio::net::TcpListener;
+
+pub use killable::KillSwitch;
+use killable::KillableStream;
 
 #[derive(Debug, Error)]
 pub enum NetError {
@@ -42,16 +46,41 @@ pub struct ConnInfo {
     pub local: SocketAddr,
 }
 
+/// What a handler decided for one request.
+pub enum Outcome<B> {
+    Respond(Response<B>),
+    /// Answer nothing. HTTP/1.x: the connection is reset (RST, SO_LINGER 0) before any byte
+    /// of a response; HTTP/2: only this stream is reset (RST_STREAM), its siblings carry on.
+    Kill,
+}
+
+impl<B> From<Response<B>> for Outcome<B> {
+    fn from(resp: Response<B>) -> Self {
+        Outcome::Respond(resp)
+    }
+}
+
+/// The service error that makes hyper abandon a request without answering it.
+#[derive(Debug, Error)]
+#[error("request killed by the firewall")]
+pub struct Killed;
+
+/// Slow-loris guard: a client must finish sending request headers within this time.
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// Serves HTTP/1.1 (keep-alive) and HTTP/2 (prior knowledge) on `listener` until `shutdown`
 /// resolves; then stops accepting and lets in-flight connections finish.
-pub async fn serve<H, Fut, B>(listener: TcpListener, handler: H, shutdown: impl Future<Output = ()>)
+pub async fn serve<H, Fut, O, B>(listener: TcpListener, handler: H, shutdown: impl Future<Output = ()>)
 where
     H: Fn(Request<Incoming>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
-    Fut: Future<Output = Response<B>> + Send + 'static,
+    Fut: Future<Output = O> + Send + 'static,
+    O: Into<Outcome<B>>,
     B: Body<Data = Bytes> + Send + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -60,7 +89,7 @@ where
                 Err(err) => {
                     // EMFILE and friends: keep serving the connections we have.
                     tracing::warn!(error = %err, "accept failed");
-                    tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
                     continue;
                 }
             },
@@ -69,13 +98,27 @@ where
         let _ = stream.set_nodelay(true);
         let local = stream.local_addr().unwrap_or(peer);
         let info = ConnInfo { peer, local };
+        let switch = KillSwitch::default();
         let handler = handler.clone();
-        let service = service_fn(move |req| {
+        let conn_switch = switch.clone();
+        let service = service_fn(move |req: Request<Incoming>| {
+            let multiplexed = req.version() == Version::HTTP_2;
             let fut = handler(req, info);
-            async move { Ok::<_, Infallible>(fut.await) }
+            let switch = conn_switch.clone();
+            async move {
+                match fut.await.into() {
+                    Outcome::Respond(resp) => Ok(resp),
+                    Outcome::Kill => {
+                        if !multiplexed {
+                            switch.trip();
+                        }
+                        Err(Killed)
+                    }
+                }
+            }
         });
-        let conn = auto::Builder::new(TokioExecutor::new())
-            .serve_connection(TokioIo::new(stream), service)
+        let conn = builder
+            .serve_connection(TokioIo::new(KillableStream::new(stream, switch)), service)
             .into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {

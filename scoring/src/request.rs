@@ -42,7 +42,8 @@ const UNSCORED_HEADERS: &[&str] = &[
     "upgrade-insecure-requests",
 ];
 
-fn header_is_scored(name: &str) -> bool {
+/// Whether a header's value is application input worth scanning.
+pub fn header_is_scored(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
     !(UNSCORED_HEADERS.contains(&lower.as_str())
         || lower.starts_with("sec-")

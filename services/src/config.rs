@@ -17,10 +17,10 @@ pub struct Cli {
 pub enum Command {
     /// Inference service: POST /score, /score/{detector}, /score/all (internal only).
     Inference(InferenceArgs),
-    /// Everything in one process (today: the inference service; the proxy, auth adapter and
-    /// ext_proc join as they land).
+    /// Everything in one process: the proxy (with a demo upstream when TARGET_URL is unset)
+    /// and the inference service; the auth adapter and ext_proc join with their issue.
     Up(UpArgs),
-    /// Reverse proxy in front of TARGET_URL (settings validated; the server lands with its issue).
+    /// Reverse proxy in front of TARGET_URL: scores every request, passes or kills it.
     Proxy(ProxyArgs),
     /// nginx auth_request adapter (settings validated; the server lands with its issue).
     Auth(AuthArgs),
@@ -116,11 +116,15 @@ pub struct InferenceArgs {
     pub engine: EngineArgs,
 }
 
-fn parse_http_url(s: &str) -> Result<hyper::Uri, String> {
+/// Plain http only: TLS to the upstream or inference service is not built in (terminate or
+/// originate TLS in a sidecar; docs/RATIONALE.md).
+fn parse_plain_http_url(s: &str) -> Result<hyper::Uri, String> {
     let uri: hyper::Uri = s.parse().map_err(|e| format!("`{s}` is not a URL ({e}); expected http://host:port"))?;
     match (uri.scheme_str(), uri.authority()) {
-        (Some("http") | Some("https"), Some(_)) => Ok(uri),
-        _ => Err(format!("`{s}` must be an absolute http:// or https:// URL")),
+        (Some("http"), Some(_)) if uri.query().is_none() => Ok(uri),
+        (Some("https"), Some(_)) => Err(format!("`{s}`: https is not supported; use http:// (TLS is terminated in front of Rampart)")),
+        (Some("http"), Some(_)) => Err(format!("`{s}` must not carry a query string")),
+        _ => Err(format!("`{s}` must be an absolute http:// URL such as http://127.0.0.1:3000")),
     }
 }
 
@@ -135,21 +139,98 @@ pub struct ModeArgs {
 #[derive(Clone, Debug, Args)]
 pub struct ScorerArgs {
     /// Inference service to call instead of scoring in process.
-    #[arg(long = "inference-url", env = "INFERENCE_URL", value_name = "INFERENCE_URL", value_parser = parse_http_url)]
+    #[arg(long = "inference-url", env = "INFERENCE_URL", value_name = "INFERENCE_URL", value_parser = parse_plain_http_url)]
     pub inference_url: Option<hyper::Uri>,
+    /// Deadline for one inference call (connect + answer), in milliseconds; past it the
+    /// request counts as a scoring failure (see WAF_ON_SCORING_ERROR).
+    #[arg(long = "inference-timeout-ms", env = "INFERENCE_TIMEOUT_MS", value_name = "INFERENCE_TIMEOUT_MS", default_value = "1000", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub inference_timeout_ms: u64,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
 
+/// What an active-mode kill looks like to the client.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum KillResponse {
+    /// TCP reset (HTTP/2: RST_STREAM) before any response byte.
+    Reset,
+    /// 403 with the block body and `X-Waf-Killed: true`.
+    Forbidden,
+}
+
+/// What to do with a request body larger than WAF_BODY_LIMIT_BYTES.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OversizeBody {
+    /// Score the first WAF_BODY_LIMIT_BYTES and stream the whole body on.
+    ScorePrefix,
+    /// Treat the request as over the threshold (reason `body-limit:exceeded`).
+    Block,
+}
+
+/// What a scoring failure (inference down, timed out, model unavailable) does in active mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FailMode {
+    /// Forward the request unscored.
+    Open,
+    /// Answer 503 `scoring_unavailable`.
+    Closed,
+}
+
+/// A comma-separated list of IPs or CIDRs (one clap value, not many).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IpNetList(pub Vec<crate::proxy::IpNet>);
+
+fn parse_ip_nets(s: &str) -> Result<IpNetList, String> {
+    s.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::parse).collect::<Result<_, _>>().map(IpNetList)
+}
+
+/// Settings of the inline proxy (shared by `rampart proxy` and `rampart up`).
 #[derive(Clone, Debug, Args)]
-pub struct ProxyArgs {
-    #[arg(long = "proxy-addr", env = "PROXY_ADDR", value_name = "PROXY_ADDR", default_value = "0.0.0.0:8080")]
+pub struct ProxyOptions {
+    #[arg(id = "proxy_addr", long = "proxy-addr", env = "PROXY_ADDR", value_name = "PROXY_ADDR", default_value = "0.0.0.0:8080")]
     pub addr: SocketAddr,
-    /// Upstream application.
-    #[arg(long = "target-url", env = "TARGET_URL", value_name = "TARGET_URL", value_parser = parse_http_url)]
+    /// Upstream application (http://host:port[/prefix]).
+    #[arg(long = "target-url", env = "TARGET_URL", value_name = "TARGET_URL", value_parser = parse_plain_http_url)]
     pub target_url: Option<hyper::Uri>,
     #[command(flatten)]
     pub mode: ModeArgs,
+    /// Active-mode kill: `reset` (TCP RST / RST_STREAM) or `forbidden` (403 block body).
+    #[arg(long = "kill-response", env = "WAF_KILL_RESPONSE", value_name = "WAF_KILL_RESPONSE", value_enum, default_value = "reset")]
+    pub kill_response: KillResponse,
+    /// Bytes of request body buffered and scored (docs/RATIONALE.md).
+    #[arg(long = "body-limit", env = "WAF_BODY_LIMIT_BYTES", value_name = "WAF_BODY_LIMIT_BYTES", default_value = "1048576", value_parser = clap::value_parser!(u64).range(1..=(64 << 20)))]
+    pub body_limit: u64,
+    /// Bodies over the limit: `score-prefix` (score the prefix, forward all) or `block`.
+    #[arg(long = "oversize-body", env = "WAF_OVERSIZE_BODY", value_name = "WAF_OVERSIZE_BODY", value_enum, default_value = "score-prefix")]
+    pub oversize_body: OversizeBody,
+    /// Scoring failure in active mode: `open` (forward) or `closed` (503).
+    #[arg(long = "on-scoring-error", env = "WAF_ON_SCORING_ERROR", value_name = "WAF_ON_SCORING_ERROR", value_enum, default_value = "open")]
+    pub on_scoring_error: FailMode,
+    /// Peers (IPs or CIDRs, comma-separated) whose CF-Connecting-IP / X-Real-IP /
+    /// X-Forwarded-For are believed for an event's source_ip. Empty: nobody's.
+    #[arg(long = "trusted-proxies", env = "WAF_TRUSTED_PROXIES", value_name = "WAF_TRUSTED_PROXIES", default_value = "", value_parser = parse_ip_nets)]
+    pub trusted_proxies: IpNetList,
+    /// Peers (IPs or CIDRs) allowed on admin endpoints without a token.
+    #[arg(long = "admin-allow", env = "WAF_ADMIN_ALLOW", value_name = "WAF_ADMIN_ALLOW", default_value = "127.0.0.1,::1", value_parser = parse_ip_nets)]
+    pub admin_allow: IpNetList,
+    /// Bearer token that opens the admin endpoints from any peer.
+    #[arg(long = "admin-token", env = "WAF_ADMIN_TOKEN", value_name = "WAF_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
+    /// Audit log of every event: `stdout`, `off`, or a file path (appended).
+    #[arg(long = "audit-log", env = "WAF_AUDIT_LOG", value_name = "WAF_AUDIT_LOG", default_value = "stdout")]
+    pub audit_log: crate::events::AuditTarget,
+    /// Seconds between `: keepalive` comments on /api/events.
+    #[arg(long = "sse-keepalive-secs", env = "WAF_SSE_KEEPALIVE_SECS", value_name = "WAF_SSE_KEEPALIVE_SECS", default_value = "15", value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub sse_keepalive_secs: u64,
+    /// Deadline for the upstream's response headers, in milliseconds (504 past it).
+    #[arg(long = "upstream-timeout-ms", env = "WAF_UPSTREAM_TIMEOUT_MS", value_name = "WAF_UPSTREAM_TIMEOUT_MS", default_value = "60000", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub upstream_timeout_ms: u64,
+}
+
+#[derive(Clone, Debug, Args)]
+pub struct ProxyArgs {
+    #[command(flatten)]
+    pub proxy: ProxyOptions,
     #[command(flatten)]
     pub scorer: ScorerArgs,
 }
@@ -182,12 +263,11 @@ pub struct ExtprocArgs {
 pub struct UpArgs {
     #[command(flatten)]
     pub inference: InferenceArgs,
-    #[arg(long = "proxy-addr", env = "PROXY_ADDR", value_name = "PROXY_ADDR", default_value = "0.0.0.0:8080")]
-    pub proxy_addr: SocketAddr,
-    #[arg(long = "target-url", env = "TARGET_URL", value_name = "TARGET_URL", value_parser = parse_http_url)]
-    pub target_url: Option<hyper::Uri>,
     #[command(flatten)]
-    pub mode: ModeArgs,
+    pub proxy: ProxyOptions,
+    /// Listen address of the built-in demo upstream used when TARGET_URL is unset.
+    #[arg(long = "demo-addr", env = "DEMO_ADDR", value_name = "DEMO_ADDR", default_value = "127.0.0.1:0")]
+    pub demo_addr: SocketAddr,
 }
 
 #[cfg(test)]
@@ -211,5 +291,20 @@ mod tests {
         assert!(msg.contains("WAF_MODE") && msg.contains("shadow") && msg.contains("active"), "{msg}");
         let err = Cli::try_parse_from(["rampart", "proxy", "--target-url", "localhost:3000"]).unwrap_err();
         assert!(err.to_string().contains("TARGET_URL"), "{err}");
+        let err = Cli::try_parse_from(["rampart", "proxy", "--trusted-proxies", "10.0.0.0/8,bogus"]).unwrap_err();
+        assert!(err.to_string().contains("WAF_TRUSTED_PROXIES") && err.to_string().contains("bogus"), "{err}");
+        let err = Cli::try_parse_from(["rampart", "proxy", "--kill-response", "drop"]).unwrap_err();
+        assert!(err.to_string().contains("WAF_KILL_RESPONSE"), "{err}");
+    }
+
+    #[test]
+    fn every_command_parses_with_defaults() {
+        for argv in [&["rampart", "up"][..], &["rampart", "proxy", "--target-url", "http://127.0.0.1:3000/app"], &["rampart", "auth"], &["rampart", "extproc"]] {
+            let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+            if let Command::Proxy(args) = cli.command {
+                assert_eq!(args.proxy.admin_allow.0.len(), 2);
+                assert!(args.proxy.trusted_proxies.0.is_empty());
+            }
+        }
     }
 }

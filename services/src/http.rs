@@ -28,6 +28,8 @@ pub enum ApiError {
     Unavailable(String),
     #[error("cannot read the request body: {0}")]
     BodyRead(String),
+    #[error("{0}")]
+    Forbidden(String),
 }
 
 impl ApiError {
@@ -41,6 +43,7 @@ impl ApiError {
             ApiError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
             ApiError::BodyRead(_) => (StatusCode::BAD_REQUEST, "body_read_failed"),
             ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
+            ApiError::Forbidden(_) => (StatusCode::FORBIDDEN, "admin_forbidden"),
         }
     }
 

@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use services::config::{Cli, Command};
-use services::run::{start_inference, Running};
+use services::run::{start_inference, start_proxy, start_up, Running, StartError};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -24,42 +24,77 @@ fn main() -> ExitCode {
 
 async fn run(command: Command) -> ExitCode {
     match command {
-        Command::Inference(args) => serve(start_inference(&args), "inference").await,
+        Command::Inference(args) => serve("inference", start_inference(&args).map(|r| vec![r])).await,
+        Command::Proxy(args) => {
+            let started = start_proxy(&args).map(|server| {
+                eprintln!("rampart proxy: listening on http://{} in {} mode", server.running.addr, server.proxy.mode().as_str());
+                vec![server.running]
+            });
+            serve("proxy", started).await
+        }
         Command::Up(args) => {
-            let started = start_inference(&args.inference);
-            if let Ok(running) = &started {
-                println!("rampart up: inference service on http://{}", running.addr);
-                println!("rampart up: the proxy, dashboard, auth adapter and ext_proc are not built yet");
-            }
-            serve(started, "up").await
+            let started = start_up(&args).map(|stack| {
+                let proxy = stack.proxy.running.addr;
+                let local = if proxy.ip().is_unspecified() { format!("127.0.0.1:{}", proxy.port()) } else { proxy.to_string() };
+                eprintln!("rampart up: proxy        http://{local}  ({} mode)", stack.proxy.proxy.mode().as_str());
+                match &stack.demo {
+                    Some(demo) => eprintln!("rampart up: demo app     http://{}  (behind the proxy; TARGET_URL unset)", demo.addr),
+                    None => eprintln!("rampart up: upstream     {}", args.proxy.target_url.as_ref().map(|u| u.to_string()).unwrap_or_default()),
+                }
+                eprintln!("rampart up: inference    http://{}", stack.inference.addr);
+                eprintln!("rampart up: live events  http://{local}/api/events   recent: /api/events/recent   metrics: /metrics");
+                eprintln!("rampart up: dashboard    http://{local}/_waf/dashboard  (lands with the dashboard issue)");
+                let mut all = vec![stack.inference, stack.proxy.running];
+                all.extend(stack.demo);
+                all
+            });
+            serve("up", started).await
         }
         Command::Eval(args) => services::eval::run(args).await,
-        Command::Proxy(_) | Command::Auth(_) | Command::Extproc(_) => {
-            eprintln!("rampart: settings are valid, but this component is not built yet; `rampart inference` is available");
+        Command::Auth(_) | Command::Extproc(_) => {
+            eprintln!("rampart: settings are valid, but this component is not built yet; `rampart proxy`, `rampart up` and `rampart inference` are available");
             ExitCode::from(2)
         }
     }
 }
 
-async fn serve(started: Result<Running, services::run::StartError>, what: &str) -> ExitCode {
-    let mut running = match started {
-        Ok(r) => r,
+/// Runs until a signal (or until any server ends), then stops every server gracefully.
+async fn serve(what: &str, started: Result<Vec<Running>, StartError>) -> ExitCode {
+    let mut servers = match started {
+        Ok(servers) => servers,
         Err(err) => {
             eprintln!("rampart {what}: {err}");
             return ExitCode::FAILURE;
         }
     };
-    tracing::info!(addr = %running.addr, "{what} listening");
-    let stop = running.shutdown_handle();
+    for server in &servers {
+        tracing::info!(addr = %server.addr, "{what} listening");
+    }
+    let first_end = async {
+        let waits: Vec<_> = servers.iter_mut().map(|s| Box::pin(s.wait())).collect();
+        let _ = futures_select_all(waits).await;
+    };
     tokio::select! {
-        _ = shutdown_signal() => {
-            tracing::info!("shutting down");
-            if let Some(tx) = stop { let _ = tx.send(()); }
-            running.wait().await;
-        }
-        _ = running.wait() => {}
+        _ = shutdown_signal() => tracing::info!("shutting down"),
+        _ = first_end => tracing::warn!("a server ended; stopping the others"),
+    }
+    for server in servers {
+        server.stop().await;
     }
     ExitCode::SUCCESS
+}
+
+/// Resolves when the first of `futures` does.
+async fn futures_select_all<F: std::future::Future<Output = ()> + Unpin>(mut futures: Vec<F>) {
+    std::future::poll_fn(|cx| {
+        for fut in futures.iter_mut() {
+            if std::pin::Pin::new(fut).poll(cx).is_ready() {
+                return std::task::Poll::Ready(());
+            }
+        }
+        std::task::Poll::Pending
+    })
+    .await
 }
 
 async fn shutdown_signal() {

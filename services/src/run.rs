@@ -1,14 +1,19 @@
-//! Starting servers: bind, build the engine, serve until shutdown. Shared by `main` and tests.
+//! Starting servers: bind, build what they need, serve until shutdown. Shared by `main` and
+//! tests.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use thiserror::Error;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::config::InferenceArgs;
+use crate::config::{InferenceArgs, ProxyArgs, ProxyOptions, UpArgs};
 use crate::inference::InferenceService;
+use crate::metrics::Metrics;
+use crate::proxy::{Proxy, ProxyParts};
+use crate::scorer::{InProcessScorer, RemoteScorer, Scorer};
 use scoring::{Engine, EngineError};
 
 /// Start-up failures; each names what to fix.
@@ -18,14 +23,18 @@ pub enum StartError {
     Engine(#[from] EngineError),
     #[error(transparent)]
     Net(#[from] net::NetError),
+    #[error("cannot open the audit log (WAF_AUDIT_LOG): {0}")]
+    AuditLog(std::io::Error),
+    #[error("{0} is not set: {1}")]
+    Missing(&'static str, &'static str),
 }
 
 /// A server running on a background task.
 pub struct Running {
     pub addr: SocketAddr,
-    pub engine: Arc<Engine>,
     shutdown: Option<oneshot::Sender<()>>,
-    task: JoinHandle<()>,
+    /// None once the server has ended and been awaited.
+    task: Option<JoinHandle<()>>,
 }
 
 impl Running {
@@ -34,17 +43,38 @@ impl Running {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
-        let _ = (&mut self.task).await;
+        self.wait().await;
     }
 
     /// Waits until the server ends (it only ends after `stop`).
     pub async fn wait(&mut self) {
-        let _ = (&mut self.task).await;
+        if let Some(task) = &mut self.task {
+            let _ = task.await;
+            self.task = None;
+        }
     }
 
     pub fn shutdown_handle(&mut self) -> Option<oneshot::Sender<()>> {
         self.shutdown.take()
     }
+}
+
+/// Serves `handler` on `addr` on a background task.
+fn spawn_server<H, Fut, O, B>(addr: SocketAddr, handler: H) -> Result<Running, StartError>
+where
+    H: Fn(hyper::Request<hyper::body::Incoming>, net::ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = O> + Send + 'static,
+    O: Into<net::Outcome<B>> + 'static,
+    B: hyper::body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let listener = net::bind(addr)?;
+    let addr = listener.local_addr().map_err(|source| net::NetError::Bind { addr, source })?;
+    let (tx, rx) = oneshot::channel();
+    let task = tokio::spawn(net::serve(listener, handler, async move {
+        let _ = rx.await;
+    }));
+    Ok(Running { addr, shutdown: Some(tx), task: Some(task) })
 }
 
 /// Binds the inference service and serves it on a background task.
@@ -54,19 +84,72 @@ pub fn start_inference(args: &InferenceArgs) -> Result<Running, StartError> {
 }
 
 pub fn start_inference_with(engine: Arc<Engine>, addr: SocketAddr, max_body_bytes: usize) -> Result<Running, StartError> {
-    let listener = net::bind(addr)?;
-    let addr = listener.local_addr().map_err(|source| net::NetError::Bind { addr, source })?;
-    let service = Arc::new(InferenceService::new(engine.clone(), max_body_bytes));
-    let (tx, rx) = oneshot::channel();
-    let task = tokio::spawn(net::serve(
-        listener,
-        move |req, _conn| {
-            let service = service.clone();
-            async move { service.handle(req).await }
-        },
-        async move {
-            let _ = rx.await;
-        },
-    ));
-    Ok(Running { addr, engine, shutdown: Some(tx), task })
+    let service = Arc::new(InferenceService::new(engine, max_body_bytes));
+    spawn_server(addr, move |req, _conn| {
+        let service = service.clone();
+        async move { service.handle(req).await }
+    })
+}
+
+/// A running proxy and a handle on its state (mode, events) for `up` and tests.
+pub struct ProxyServer {
+    pub running: Running,
+    pub proxy: Arc<Proxy>,
+}
+
+/// `rampart proxy`: in-process engine, or the inference service when INFERENCE_URL is set.
+pub fn start_proxy(args: &ProxyArgs) -> Result<ProxyServer, StartError> {
+    let target = args
+        .proxy
+        .target_url
+        .clone()
+        .ok_or(StartError::Missing("TARGET_URL", "the proxy needs the upstream application's URL (--target-url)"))?;
+    let scorer: Arc<dyn Scorer> = match &args.scorer.inference_url {
+        Some(url) => Arc::new(RemoteScorer::new(url, Duration::from_millis(args.scorer.inference_timeout_ms))),
+        None => Arc::new(InProcessScorer::new(Arc::new(Engine::new(args.scorer.engine.engine_config())?))),
+    };
+    let parts = ProxyParts { target, threshold: args.scorer.engine.threshold, scorer, metrics: Arc::new(Metrics::new()) };
+    start_proxy_with(&args.proxy, parts)
+}
+
+pub fn start_proxy_with(options: &ProxyOptions, parts: ProxyParts) -> Result<ProxyServer, StartError> {
+    let proxy = Arc::new(Proxy::new(options, parts).map_err(StartError::AuditLog)?);
+    let handler_proxy = proxy.clone();
+    let running = spawn_server(options.addr, move |req, conn| handler_proxy.clone().handle(req, conn))?;
+    Ok(ProxyServer { running, proxy })
+}
+
+/// The demo upstream on its own listener.
+pub fn start_demo(addr: SocketAddr) -> Result<Running, StartError> {
+    spawn_server(addr, |req, _conn| crate::demo::handle(req))
+}
+
+/// Everything `rampart up` runs, in start order.
+pub struct Stack {
+    pub inference: Running,
+    pub demo: Option<Running>,
+    pub proxy: ProxyServer,
+}
+
+/// `rampart up`: one engine shared by the inference service and the proxy; the demo upstream
+/// when TARGET_URL is unset.
+pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
+    let engine = Arc::new(Engine::new(args.inference.engine.engine_config())?);
+    let inference = start_inference_with(engine.clone(), args.inference.addr, args.inference.max_body_bytes)?;
+    let (demo, target) = match &args.proxy.target_url {
+        Some(url) => (None, url.clone()),
+        None => {
+            let demo = start_demo(args.demo_addr)?;
+            let url = format!("http://{}", demo.addr).parse().expect("a socket address makes a valid URL");
+            (Some(demo), url)
+        }
+    };
+    let parts = ProxyParts {
+        target,
+        threshold: args.inference.engine.threshold,
+        scorer: Arc::new(InProcessScorer::new(engine)),
+        metrics: Arc::new(Metrics::new()),
+    };
+    let proxy = start_proxy_with(&args.proxy, parts)?;
+    Ok(Stack { inference, demo, proxy })
 }

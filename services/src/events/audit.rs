@@ -1,0 +1,102 @@
+//! The audit log: every event as one JSON line, to stdout or a file, written by its own
+//! thread so a slow disk or pipe never holds up a request.
+
+use std::fs::OpenOptions;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+
+use bytes::Bytes;
+
+/// Where audit lines go (WAF_AUDIT_LOG: `stdout`, `off`, or a file path).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuditTarget {
+    Stdout,
+    Off,
+    File(PathBuf),
+}
+
+impl std::str::FromStr for AuditTarget {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "stdout" | "-" => AuditTarget::Stdout,
+            "off" | "none" => AuditTarget::Off,
+            "" => return Err("WAF_AUDIT_LOG is empty; use stdout, off, or a file path".into()),
+            path => AuditTarget::File(PathBuf::from(path)),
+        })
+    }
+}
+
+/// Lines waiting for the writer before new ones are dropped (and counted).
+const QUEUE_LINES: usize = 65_536;
+
+pub struct AuditLog {
+    queue: SyncSender<Bytes>,
+}
+
+impl AuditLog {
+    /// Opens the target (appending to a file) and starts the writer; `None` for `off`.
+    pub fn open(target: &AuditTarget) -> Result<Option<AuditLog>, std::io::Error> {
+        let sink: Box<dyn Write + Send> = match target {
+            AuditTarget::Off => return Ok(None),
+            AuditTarget::Stdout => Box::new(std::io::stdout()),
+            AuditTarget::File(path) => Box::new(OpenOptions::new().create(true).append(true).open(path)?),
+        };
+        let (queue, lines) = sync_channel(QUEUE_LINES);
+        std::thread::Builder::new().name("rampart-audit".into()).spawn(move || write_lines(lines, sink))?;
+        Ok(Some(AuditLog { queue }))
+    }
+
+    /// Queues one line; false when the writer is this far behind and the line was dropped.
+    pub fn write(&self, json: Bytes) -> bool {
+        match self.queue.try_send(json) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => false,
+            Err(TrySendError::Disconnected(_)) => false,
+        }
+    }
+}
+
+fn write_lines(lines: Receiver<Bytes>, sink: Box<dyn Write + Send>) {
+    let mut out = BufWriter::with_capacity(64 * 1024, sink);
+    while let Ok(first) = lines.recv() {
+        let mut next = Some(first);
+        // Drain what is queued, then flush once: one write per burst, not per line.
+        while let Some(line) = next {
+            let ok = out.write_all(&line).and_then(|_| out.write_all(b"\n"));
+            if let Err(err) = ok {
+                tracing::error!(error = %err, "audit log write failed");
+            }
+            next = lines.try_recv().ok();
+        }
+        if let Err(err) = out.flush() {
+            tracing::error!(error = %err, "audit log flush failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_reach_the_file() {
+        let dir = std::env::temp_dir().join(format!("rampart-audit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("audit.jsonl");
+        let log = AuditLog::open(&AuditTarget::File(path.clone())).unwrap().unwrap();
+        assert!(log.write(Bytes::from_static(b"{\"a\":1}")));
+        assert!(log.write(Bytes::from_static(b"{\"a\":2}")));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            if text == "{\"a\":1}\n{\"a\":2}\n" {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "audit file holds {text:?}");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        std::fs::remove_dir_all(dir).ok();
+    }
+}

@@ -1,0 +1,187 @@
+//! Prometheus metrics shared by the proxy, auth adapter and ext_proc (one registry per
+//! process, so `rampart up` serves them all on one /metrics).
+
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ActionLabel {
+    pub action: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KillLabels {
+    pub detector: String,
+    pub action: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabel {
+    pub kind: &'static str,
+}
+
+/// Every request action the spec names; all four are exported from the start, at 0.
+pub const ACTIONS: [&str; 4] = ["passed", "shadow_kill", "active_kill", "error"];
+
+pub struct Metrics {
+    registry: Registry,
+    pub requests: Family<ActionLabel, Counter>,
+    pub kills: Family<KillLabels, Counter>,
+    pub inference_seconds: Histogram,
+    pub upstream_seconds: Histogram,
+    pub total_seconds: Histogram,
+    pub upstream_errors: Family<KindLabel, Counter>,
+    pub sse_subscribers: Gauge,
+    pub sse_dropped: Counter,
+    pub audit_dropped: Counter,
+}
+
+/// 50 µs to ~26 s: covers a pattern-only verdict and a stuck upstream alike.
+fn latency_buckets() -> impl Iterator<Item = f64> {
+    exponential_buckets(0.00005, 2.0, 20)
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    pub fn new() -> Self {
+        let mut registry = Registry::default();
+        let requests = Family::<ActionLabel, Counter>::default();
+        for action in ACTIONS {
+            let _ = requests.get_or_create(&ActionLabel { action });
+        }
+        registry.register("waf_requests", "Total requests processed by action", requests.clone());
+        let kills = Family::<KillLabels, Counter>::default();
+        registry.register("waf_kills", "Requests over the threshold by winning detector and action", kills.clone());
+        let inference_seconds = Histogram::new(latency_buckets());
+        registry.register(
+            "waf_inference_latency_seconds",
+            "Time spent scoring a request (in process or the inference call)",
+            inference_seconds.clone(),
+        );
+        let upstream_seconds = Histogram::new(latency_buckets());
+        registry.register(
+            "waf_upstream_latency_seconds",
+            "Time from forwarding a request to the upstream's response headers",
+            upstream_seconds.clone(),
+        );
+        let total_seconds = Histogram::new(latency_buckets());
+        registry.register(
+            "waf_request_duration_seconds",
+            "Time from receiving a request to sending response headers (or the kill)",
+            total_seconds.clone(),
+        );
+        let upstream_errors = Family::<KindLabel, Counter>::default();
+        registry.register("waf_upstream_errors", "Requests the upstream did not answer, by kind", upstream_errors.clone());
+        let sse_subscribers = Gauge::default();
+        registry.register("waf_sse_subscribers", "Connected /api/events subscribers", sse_subscribers.clone());
+        let sse_dropped = Counter::default();
+        registry.register("waf_sse_dropped_subscribers", "Event subscribers dropped for reading too slowly", sse_dropped.clone());
+        let audit_dropped = Counter::default();
+        registry.register("waf_audit_dropped", "Audit lines dropped because the audit writer fell behind", audit_dropped.clone());
+        Metrics {
+            registry,
+            requests,
+            kills,
+            inference_seconds,
+            upstream_seconds,
+            total_seconds,
+            upstream_errors,
+            sse_subscribers,
+            sse_dropped,
+            audit_dropped,
+        }
+    }
+
+    pub fn count_request(&self, action: &'static str) {
+        self.requests.get_or_create(&ActionLabel { action }).inc();
+    }
+
+    pub fn count_kill(&self, detector: &str, action: &'static str) {
+        self.kills.get_or_create(&KillLabels { detector: detector.to_string(), action }).inc();
+    }
+
+    pub fn count_upstream_error(&self, kind: &'static str) {
+        self.upstream_errors.get_or_create(&KindLabel { kind }).inc();
+    }
+
+    pub fn observe(histogram: &Histogram, elapsed: Duration) {
+        histogram.observe(elapsed.as_secs_f64());
+    }
+
+    /// The Prometheus text format (0.0.4) that `text/plain` scrapers expect: counters are
+    /// described under their `_total` sample name, without OpenMetrics' `# EOF` and
+    /// `_created` lines.
+    pub fn render_text(&self) -> String {
+        let mut open_metrics = String::new();
+        if prometheus_client::encoding::text::encode(&mut open_metrics, &self.registry).is_err() {
+            return String::new();
+        }
+        openmetrics_to_prometheus_text(&open_metrics)
+    }
+}
+
+pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+fn openmetrics_to_prometheus_text(input: &str) -> String {
+    let counters: std::collections::HashSet<&str> = input
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|rest| rest.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(input.len());
+    for line in input.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let rewritten = ["# HELP ", "# TYPE "].iter().find_map(|prefix| {
+            let rest = line.strip_prefix(prefix)?;
+            let (name, tail) = rest.split_once(' ')?;
+            counters.contains(name).then(|| format!("{prefix}{name}_total {tail}"))
+        });
+        match rewritten {
+            Some(line) => out.push_str(&line),
+            None => {
+                let name = line.split(['{', ' ']).next().unwrap_or("");
+                if name.ends_with("_created") && counters.contains(name.trim_end_matches("_created")) {
+                    continue;
+                }
+                out.push_str(line)
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_is_exported_with_the_spec_help_text() {
+        let metrics = Metrics::new();
+        metrics.count_request("shadow_kill");
+        metrics.count_kill("sqli", "shadow_kill");
+        let text = metrics.render_text();
+        assert!(text.contains("# HELP waf_requests_total Total requests processed by action"), "{text}");
+        assert!(text.contains("# TYPE waf_requests_total counter"), "{text}");
+        for action in ACTIONS {
+            let expected = if action == "shadow_kill" { 1 } else { 0 };
+            assert!(text.contains(&format!("waf_requests_total{{action=\"{action}\"}} {expected}\n")), "{action}: {text}");
+        }
+        assert!(text.contains("waf_kills_total{detector=\"sqli\",action=\"shadow_kill\"} 1"), "{text}");
+        assert!(text.contains("# TYPE waf_inference_latency_seconds histogram"), "{text}");
+        assert!(!text.contains("# EOF"));
+    }
+}

@@ -1,0 +1,131 @@
+//! The proxy's own endpoints: health, metrics, mode, events.
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::{Method, Request, Response, StatusCode};
+use net::ConnInfo;
+use serde::{Deserialize, Serialize};
+
+use super::client_ip::canonical;
+use super::{boxed, Proxy, ProxyBody};
+use crate::config::WafMode;
+use crate::http::{json_response, read_body, ApiError};
+use crate::metrics::TEXT_CONTENT_TYPE;
+
+pub enum Routed {
+    Answered(Response<ProxyBody>),
+    NotReserved(Request<Incoming>),
+}
+
+#[derive(Serialize)]
+struct Health {
+    service: &'static str,
+    status: &'static str,
+    mode: &'static str,
+    threshold: f32,
+    target: String,
+    inference: String,
+    /// Beyond the spec: whether the scorer is ready (models loaded) — `loading` until then.
+    scorer: &'static str,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ModeBody {
+    mode: String,
+}
+
+/// Mode changes carry a few bytes; anything larger is not one.
+const MODE_BODY_LIMIT: usize = 4096;
+
+pub async fn route(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Routed {
+    let path = req.uri().path();
+    let answer = match path {
+        "/_waf/health" => only_get(&req, |_| Ok(health(proxy))),
+        "/metrics" => only_get(&req, |_| Ok(metrics(proxy))),
+        "/api/events" => only_get(&req, |req| {
+            proxy.admin.check(canonical(conn.peer.ip()), req.headers())?;
+            Ok(events_stream(proxy))
+        }),
+        "/api/events/recent" => only_get(&req, |req| {
+            proxy.admin.check(canonical(conn.peer.ip()), req.headers())?;
+            Ok(recent(proxy))
+        }),
+        "/api/mode" => match *req.method() {
+            Method::GET | Method::HEAD => Ok(mode_response(proxy)),
+            Method::POST => set_mode(proxy, req, conn).await,
+            _ => Err(ApiError::MethodNotAllowed { allow: "GET, POST", detail: "/api/mode accepts GET and POST".into() }),
+        },
+        _ => return Routed::NotReserved(req),
+    };
+    Routed::Answered(answer.unwrap_or_else(|err| boxed(err.into_response())))
+}
+
+fn only_get(
+    req: &Request<Incoming>,
+    answer: impl FnOnce(&Request<Incoming>) -> Result<Response<ProxyBody>, ApiError>,
+) -> Result<Response<ProxyBody>, ApiError> {
+    match *req.method() {
+        Method::GET | Method::HEAD => answer(req),
+        _ => Err(ApiError::MethodNotAllowed { allow: "GET", detail: format!("{} accepts GET", req.uri().path()) }),
+    }
+}
+
+fn health(proxy: &Proxy) -> Response<ProxyBody> {
+    let body = Health {
+        service: "proxy",
+        status: "ok",
+        mode: proxy.mode().as_str(),
+        threshold: proxy.threshold,
+        target: proxy.upstream.origin(),
+        inference: proxy.scorer.location(),
+        scorer: if proxy.scorer.ready() { "ok" } else { "loading" },
+    };
+    boxed(json_response(StatusCode::OK, &body))
+}
+
+fn metrics(proxy: &Proxy) -> Response<ProxyBody> {
+    let mut resp = Response::new(Full::new(Bytes::from(proxy.metrics.render_text())));
+    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(TEXT_CONTENT_TYPE));
+    boxed(resp)
+}
+
+fn mode_response(proxy: &Proxy) -> Response<ProxyBody> {
+    boxed(json_response(StatusCode::OK, &ModeBody { mode: proxy.mode().as_str().to_string() }))
+}
+
+async fn set_mode(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Result<Response<ProxyBody>, ApiError> {
+    proxy.admin.check(canonical(conn.peer.ip()), req.headers())?;
+    let body = read_body(req.into_body(), MODE_BODY_LIMIT).await?;
+    let parsed: ModeBody = serde_json::from_slice(&body).map_err(|e| match e.classify() {
+        serde_json::error::Category::Data => ApiError::InvalidRequest(format!("{e}; expected {{\"mode\": \"shadow\" | \"active\"}}")),
+        _ => ApiError::MalformedJson(format!("{e}; expected {{\"mode\": \"shadow\" | \"active\"}}")),
+    })?;
+    let mode = match parsed.mode.as_str() {
+        "shadow" => WafMode::Shadow,
+        "active" => WafMode::Active,
+        other => return Err(ApiError::InvalidRequest(format!("mode `{other}` is not one of: shadow, active"))),
+    };
+    let before = proxy.mode();
+    proxy.set_mode(mode);
+    tracing::warn!(from = before.as_str(), to = mode.as_str(), peer = %conn.peer, "mode changed");
+    Ok(mode_response(proxy))
+}
+
+fn events_stream(proxy: &Proxy) -> Response<ProxyBody> {
+    let body = proxy.events.subscribe().map_err(|never| match never {}).boxed_unsync();
+    let mut resp = Response::new(body);
+    let headers = resp.headers_mut();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // nginx in front must not buffer the stream.
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    resp
+}
+
+fn recent(proxy: &Proxy) -> Response<ProxyBody> {
+    let mut resp = Response::new(Full::new(proxy.events.recent_json()));
+    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    boxed(resp)
+}

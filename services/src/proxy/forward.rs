@@ -1,0 +1,166 @@
+//! Forwarding to the upstream: a pooled HTTP/1.1 client, RFC 9110 hop-by-hop handling and
+//! the X-Forwarded-* headers.
+
+use std::net::IpAddr;
+use std::time::Duration;
+
+use hyper::body::Incoming;
+use hyper::header::{HeaderName, HeaderValue, CONNECTION, HOST};
+use hyper::{HeaderMap, Request, Response, Uri, Version};
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::TokioExecutor;
+
+use super::body::ReplayBody;
+use crate::scorer::error_chain;
+
+/// Connection-specific fields (RFC 9110 7.6.1) plus the pre-standard ones still seen.
+const HOP_BY_HOP: [&str; 8] =
+    ["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade", "proxy-authenticate", "proxy-authorization"];
+
+/// Removes hop-by-hop fields, including every field the Connection header names.
+pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in HOP_BY_HOP {
+        headers.remove(name);
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    #[error("cannot reach the upstream: {0}")]
+    Connect(String),
+    #[error("the upstream did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("the upstream connection failed: {0}")]
+    Failed(String),
+}
+
+impl UpstreamError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            UpstreamError::Connect(_) => "connect",
+            UpstreamError::Timeout(_) => "timeout",
+            UpstreamError::Failed(_) => "failed",
+        }
+    }
+}
+
+pub struct Upstream {
+    client: Client<HttpConnector, ReplayBody>,
+    /// `http://host:port`, no trailing slash.
+    origin: String,
+    /// Path prefix of TARGET_URL (`/app` in `http://h/app`), no trailing slash.
+    prefix: String,
+    timeout: Duration,
+}
+
+/// What the proxy learned about the client, for the forwarded headers.
+pub struct ClientFacts<'a> {
+    pub peer: IpAddr,
+    pub host: Option<&'a HeaderValue>,
+}
+
+impl Upstream {
+    pub fn new(target: &Uri, timeout: Duration) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(Duration::from_secs(5)));
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(60))
+            .pool_max_idle_per_host(1024)
+            .build(connector);
+        let authority = target.authority().map(|a| a.as_str()).unwrap_or("");
+        let origin = format!("http://{authority}");
+        let prefix = target.path().trim_end_matches('/').to_string();
+        Upstream { client, origin, prefix, timeout }
+    }
+
+    pub fn origin(&self) -> String {
+        format!("{}{}", self.origin, self.prefix)
+    }
+
+    /// Rewrites `parts` into the upstream request: URI, version, hop-by-hop fields removed,
+    /// X-Forwarded-For/Proto/Host added. The caller adds the X-Waf-* verdict headers.
+    pub fn prepare(&self, parts: &mut hyper::http::request::Parts, client: ClientFacts<'_>) {
+        let path_and_query = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        let uri = format!("{}{}{}", self.origin, self.prefix, path_and_query);
+        if let Ok(uri) = uri.parse::<Uri>() {
+            parts.uri = uri;
+        }
+        parts.version = Version::HTTP_11;
+        let host = client.host.cloned().or_else(|| parts.uri.authority().and_then(|a| HeaderValue::from_str(a.as_str()).ok()));
+        let headers = &mut parts.headers;
+        strip_hop_by_hop(headers);
+        let peer = client.peer.to_string();
+        let forwarded_for = match headers.get("x-forwarded-for").and_then(|v| v.to_str().ok()) {
+            Some(existing) => format!("{existing}, {peer}"),
+            None => peer,
+        };
+        if let Ok(value) = HeaderValue::from_str(&forwarded_for) {
+            headers.insert("x-forwarded-for", value);
+        }
+        headers.insert("x-forwarded-proto", HeaderValue::from_static("http"));
+        if let Some(host) = host {
+            headers.insert("x-forwarded-host", host.clone());
+            headers.insert(HOST, host);
+        }
+    }
+
+    /// Sends the request; the response body streams back untouched.
+    pub async fn send(&self, req: Request<ReplayBody>) -> Result<Response<Incoming>, UpstreamError> {
+        match tokio::time::timeout(self.timeout, self.client.request(req)).await {
+            Err(_) => Err(UpstreamError::Timeout(self.timeout)),
+            Ok(Ok(resp)) => Ok(resp),
+            Ok(Err(err)) if err.is_connect() => Err(UpstreamError::Connect(error_chain(&err))),
+            Ok(Err(err)) => Err(UpstreamError::Failed(error_chain(&err))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hop_by_hop_fields_and_the_ones_connection_names_are_removed() {
+        let mut headers = HeaderMap::new();
+        headers.insert("connection", "keep-alive, X-Secret-Hop".parse().unwrap());
+        headers.insert("keep-alive", "timeout=5".parse().unwrap());
+        headers.insert("x-secret-hop", "1".parse().unwrap());
+        headers.insert("transfer-encoding", "chunked".parse().unwrap());
+        headers.insert("te", "trailers".parse().unwrap());
+        headers.insert("upgrade", "websocket".parse().unwrap());
+        headers.insert("content-type", "application/json".parse().unwrap());
+        strip_hop_by_hop(&mut headers);
+        assert_eq!(headers.len(), 1, "{headers:?}");
+        assert!(headers.contains_key("content-type"));
+    }
+
+    #[test]
+    fn target_prefix_and_forwarded_headers() {
+        let upstream = Upstream::new(&"http://127.0.0.1:9/app/".parse().unwrap(), Duration::from_secs(1));
+        let req = Request::builder()
+            .uri("/search?q=1")
+            .header("host", "shop.example")
+            .header("x-forwarded-for", "203.0.113.9")
+            .body(())
+            .unwrap();
+        let (mut parts, _) = req.into_parts();
+        let host = parts.headers.get("host").cloned();
+        upstream.prepare(&mut parts, ClientFacts { peer: "10.0.0.2".parse().unwrap(), host: host.as_ref() });
+        assert_eq!(parts.uri, "http://127.0.0.1:9/app/search?q=1");
+        assert_eq!(parts.headers["x-forwarded-for"], "203.0.113.9, 10.0.0.2");
+        assert_eq!(parts.headers["x-forwarded-host"], "shop.example");
+        assert_eq!(parts.headers["host"], "shop.example");
+        assert_eq!(parts.headers["x-forwarded-proto"], "http");
+    }
+}

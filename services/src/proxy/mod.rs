@@ -1,0 +1,115 @@
+//! The inline reverse proxy (spec 4.1): every request is scored, then forwarded, annotated,
+//! or killed. Reserved paths (`/_waf/health`, `/metrics`, `/api/mode`, `/api/events*`) are
+//! answered here; everything else goes through [`inspect`] to the upstream.
+
+mod admin;
+mod api;
+mod body;
+mod client_ip;
+mod forward;
+mod inspect;
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::UnsyncBoxBody;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::{Request, Uri};
+use net::{ConnInfo, Outcome};
+
+pub use client_ip::IpNet;
+
+use crate::config::{FailMode, KillResponse, OversizeBody, ProxyOptions, WafMode};
+use crate::events::{AuditLog, EventHub};
+use crate::http::HttpResponse;
+use crate::metrics::Metrics;
+use crate::scorer::Scorer;
+use admin::AdminPolicy;
+use forward::Upstream;
+
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+/// Every proxy response body: JSON, the event stream, or the upstream's streamed body.
+pub type ProxyBody = UnsyncBoxBody<Bytes, BoxError>;
+
+/// What the proxy is built from besides its own settings.
+pub struct ProxyParts {
+    pub target: Uri,
+    pub threshold: f32,
+    pub scorer: Arc<dyn Scorer>,
+    pub metrics: Arc<Metrics>,
+}
+
+pub struct Proxy {
+    mode: AtomicU8,
+    threshold: f32,
+    kill_response: KillResponse,
+    body_limit: usize,
+    oversize_body: OversizeBody,
+    on_scoring_error: FailMode,
+    trusted_proxies: Vec<IpNet>,
+    admin: AdminPolicy,
+    scorer: Arc<dyn Scorer>,
+    upstream: Upstream,
+    events: Arc<EventHub>,
+    metrics: Arc<Metrics>,
+}
+
+impl Proxy {
+    /// Fails only when the audit log cannot be opened.
+    pub fn new(options: &ProxyOptions, parts: ProxyParts) -> Result<Self, std::io::Error> {
+        let audit = AuditLog::open(&options.audit_log)?;
+        let keepalive = Duration::from_secs(options.sse_keepalive_secs);
+        Ok(Proxy {
+            mode: AtomicU8::new(mode_code(options.mode.mode)),
+            threshold: parts.threshold,
+            kill_response: options.kill_response,
+            body_limit: options.body_limit as usize,
+            oversize_body: options.oversize_body,
+            on_scoring_error: options.on_scoring_error,
+            trusted_proxies: options.trusted_proxies.0.clone(),
+            admin: AdminPolicy::new(options.admin_allow.0.clone(), options.admin_token.clone()),
+            scorer: parts.scorer,
+            upstream: Upstream::new(&parts.target, Duration::from_millis(options.upstream_timeout_ms)),
+            events: Arc::new(EventHub::new(parts.metrics.clone(), audit, keepalive)),
+            metrics: parts.metrics,
+        })
+    }
+
+    pub fn mode(&self) -> WafMode {
+        if self.mode.load(Ordering::Relaxed) == 1 {
+            WafMode::Active
+        } else {
+            WafMode::Shadow
+        }
+    }
+
+    pub fn set_mode(&self, mode: WafMode) {
+        self.mode.store(mode_code(mode), Ordering::Relaxed);
+    }
+
+    pub fn events(&self) -> &Arc<EventHub> {
+        &self.events
+    }
+
+    pub async fn handle(self: Arc<Self>, req: Request<Incoming>, conn: ConnInfo) -> Outcome<ProxyBody> {
+        match api::route(&self, req, conn).await {
+            api::Routed::Answered(resp) => Outcome::Respond(resp),
+            api::Routed::NotReserved(req) => self.inspect(req, conn).await,
+        }
+    }
+}
+
+fn mode_code(mode: WafMode) -> u8 {
+    match mode {
+        WafMode::Shadow => 0,
+        WafMode::Active => 1,
+    }
+}
+
+/// Boxes a buffered JSON/text response into the proxy's body type.
+fn boxed(resp: HttpResponse) -> hyper::Response<ProxyBody> {
+    resp.map(|body| body.map_err(|never| match never {}).boxed_unsync())
+}

@@ -1,0 +1,215 @@
+//! One way to ask "how suspicious is this request?", two places to ask it: the engine in this
+//! process, or the inference service over HTTP (INFERENCE_URL). The proxy, auth adapter and
+//! ext_proc depend only on [`Scorer`].
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::{Method, Request, Uri};
+use hyper_util::client::legacy::{connect::HttpConnector, Client};
+use hyper_util::rt::TokioExecutor;
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use scoring::{Engine, ScoreInput};
+
+/// What is scored: the spec's request_text plus the headers of interest.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct ScoreQuery {
+    pub request_text: String,
+    /// `(name, value)` in arrival order; credentials are never included.
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "headers_as_map")]
+    pub headers: Vec<(String, String)>,
+}
+
+impl ScoreQuery {
+    /// Keeps the headers the engine reads (scored values and Content-Type for the body
+    /// parser); Authorization and friends never leave the proxy.
+    pub fn with_headers<'a>(request_text: String, headers: impl Iterator<Item = (&'a str, &'a [u8])>) -> Self {
+        let headers = headers
+            .filter(|(name, _)| name.eq_ignore_ascii_case("content-type") || scoring::request::header_is_scored(name))
+            .map(|(name, value)| (name.to_string(), String::from_utf8_lossy(value).into_owned()))
+            .collect();
+        ScoreQuery { request_text, headers }
+    }
+}
+
+fn headers_as_map<S: serde::Serializer>(headers: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut grouped: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for (name, value) in headers {
+        grouped.entry(name.as_str()).or_default().push(value.as_str());
+    }
+    let mut map = s.serialize_map(Some(grouped.len()))?;
+    for (name, values) in grouped {
+        map.serialize_entry(name, &values)?;
+    }
+    map.end()
+}
+
+/// A scorer's answer (spec 2.3 without the breakdown).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Verdict {
+    pub score: f32,
+    pub reason: String,
+    /// Slug of the winning detector; empty when clean.
+    pub detector: String,
+    /// Set when a model could not give its opinion (loading, overloaded): the score covers
+    /// the pattern detectors only.
+    pub incomplete: Option<String>,
+}
+
+/// Why no verdict came back. Every variant is the scorer's side failing, never the client's.
+#[derive(Debug, Error)]
+pub enum ScoreError {
+    #[error("inference service unreachable: {0}")]
+    Unreachable(String),
+    #[error("inference service did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("inference service answered {status}: {detail}")]
+    BadStatus { status: u16, detail: String },
+    #[error("inference service answer is not a score: {0}")]
+    BadAnswer(String),
+}
+
+pub type ScoreFuture<'a> = Pin<Box<dyn Future<Output = Result<Verdict, ScoreError>> + Send + 'a>>;
+
+pub trait Scorer: Send + Sync {
+    fn score<'a>(&'a self, query: &'a ScoreQuery) -> ScoreFuture<'a>;
+    /// Where scoring happens, for health output: a URL, or `in-process`.
+    fn location(&self) -> String;
+    /// False while the models are still loading (a remote service reports its own).
+    fn ready(&self) -> bool {
+        true
+    }
+}
+
+/// The engine in this process.
+pub struct InProcessScorer {
+    engine: Arc<Engine>,
+}
+
+impl InProcessScorer {
+    pub fn new(engine: Arc<Engine>) -> Self {
+        InProcessScorer { engine }
+    }
+}
+
+impl Scorer for InProcessScorer {
+    fn score<'a>(&'a self, query: &'a ScoreQuery) -> ScoreFuture<'a> {
+        Box::pin(async move {
+            let input = ScoreInput { request_text: &query.request_text, headers: &query.headers };
+            let all = self.engine.score_all(&input).await;
+            Ok(Verdict {
+                score: all.score,
+                reason: all.reason,
+                detector: all.detector.to_string(),
+                incomplete: all.model_error.map(|e| e.to_string()),
+            })
+        })
+    }
+
+    fn location(&self) -> String {
+        "in-process".to_string()
+    }
+
+    fn ready(&self) -> bool {
+        self.engine.ready()
+    }
+}
+
+/// The inference service at INFERENCE_URL: `POST /score/all`, pooled keep-alive connections,
+/// one deadline for connect + answer.
+pub struct RemoteScorer {
+    client: Client<HttpConnector, Full<Bytes>>,
+    score_all: Uri,
+    base: String,
+    timeout: Duration,
+}
+
+/// An inference answer is a few hundred bytes; anything far larger is not one.
+const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+#[derive(Deserialize)]
+struct ScoreAllAnswer {
+    score: f32,
+    #[serde(default)]
+    reason: String,
+    #[serde(default)]
+    detector: String,
+}
+
+impl RemoteScorer {
+    pub fn new(base: &Uri, timeout: Duration) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(timeout));
+        let client = Client::builder(TokioExecutor::new())
+            .pool_idle_timeout(Duration::from_secs(60))
+            .pool_max_idle_per_host(256)
+            .build(connector);
+        let trimmed = base.to_string().trim_end_matches('/').to_string();
+        let score_all = format!("{trimmed}/score/all").parse().expect("a valid base URL plus a path is a valid URL");
+        RemoteScorer { client, score_all, base: trimmed, timeout }
+    }
+
+    async fn call(&self, query: &ScoreQuery) -> Result<Verdict, ScoreError> {
+        let body = serde_json::to_vec(query).map_err(|e| ScoreError::BadAnswer(e.to_string()))?;
+        let mut req = Request::new(Full::new(Bytes::from(body)));
+        *req.method_mut() = Method::POST;
+        *req.uri_mut() = self.score_all.clone();
+        req.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let resp = self.client.request(req).await.map_err(|e| ScoreError::Unreachable(error_chain(&e)))?;
+        let status = resp.status();
+        let incomplete = resp
+            .headers()
+            .get(crate::inference::DEGRADED_HEADER)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let bytes = Limited::new(resp.into_body(), MAX_ANSWER_BYTES)
+            .collect()
+            .await
+            .map_err(|e| ScoreError::BadAnswer(format!("cannot read the answer: {e}")))?
+            .to_bytes();
+        if !status.is_success() {
+            let detail = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
+            return Err(ScoreError::BadStatus { status: status.as_u16(), detail });
+        }
+        let answer: ScoreAllAnswer = serde_json::from_slice(&bytes).map_err(|e| ScoreError::BadAnswer(e.to_string()))?;
+        if !(0.0..=1.0).contains(&answer.score) {
+            return Err(ScoreError::BadAnswer(format!("score {} is outside 0..1", answer.score)));
+        }
+        Ok(Verdict { score: answer.score, reason: answer.reason, detector: answer.detector, incomplete })
+    }
+}
+
+impl Scorer for RemoteScorer {
+    fn score<'a>(&'a self, query: &'a ScoreQuery) -> ScoreFuture<'a> {
+        Box::pin(async move {
+            match tokio::time::timeout(self.timeout, self.call(query)).await {
+                Ok(result) => result,
+                Err(_) => Err(ScoreError::Timeout(self.timeout)),
+            }
+        })
+    }
+
+    fn location(&self) -> String {
+        self.base.clone()
+    }
+}
+
+/// hyper's client errors say "client error (Connect)" at the top; the cause is underneath.
+pub fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
