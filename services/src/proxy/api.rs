@@ -6,7 +6,7 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 use hyper::{Method, Request, Response, StatusCode};
 use net::ConnInfo;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use super::client_ip::canonical;
 use super::{boxed, Proxy, ProxyBody};
@@ -31,7 +31,7 @@ struct Health {
     scorer: &'static str,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct ModeBody {
     mode: String,
 }
@@ -98,11 +98,15 @@ fn mode_response(proxy: &Proxy) -> Response<ProxyBody> {
 async fn set_mode(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Result<Response<ProxyBody>, ApiError> {
     proxy.admin.check(canonical(conn.peer.ip()), req.headers())?;
     let body = read_body(req.into_body(), MODE_BODY_LIMIT).await?;
-    let parsed: ModeBody = serde_json::from_slice(&body).map_err(|e| match e.classify() {
-        serde_json::error::Category::Data => ApiError::InvalidRequest(format!("{e}; expected {{\"mode\": \"shadow\" | \"active\"}}")),
-        _ => ApiError::MalformedJson(format!("{e}; expected {{\"mode\": \"shadow\" | \"active\"}}")),
-    })?;
-    let mode = match parsed.mode.as_str() {
+    const EXPECTED: &str = "expected {\"mode\": \"shadow\" | \"active\"}";
+    let parsed: serde_json::Value =
+        serde_json::from_slice(&body).map_err(|e| ApiError::MalformedJson(format!("{e}; {EXPECTED}")))?;
+    let requested = parsed
+        .as_object()
+        .and_then(|o| o.get("mode"))
+        .and_then(|m| m.as_str())
+        .ok_or_else(|| ApiError::InvalidRequest(format!("no string field `mode`; {EXPECTED}")))?;
+    let mode = match requested {
         "shadow" => WafMode::Shadow,
         "active" => WafMode::Active,
         other => return Err(ApiError::InvalidRequest(format!("mode `{other}` is not one of: shadow, active"))),

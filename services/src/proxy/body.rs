@@ -43,7 +43,7 @@ pub async fn buffer_prefix(mut body: Incoming, limit: usize) -> Result<Buffered,
     let more = rest.is_some() && !body.is_end_stream();
     let prefix = collected.freeze();
     Ok(Buffered {
-        oversize: more,
+        oversize: more || prefix.len() > limit,
         body: ReplayBody { prefix: (!prefix.is_empty()).then(|| prefix.clone()), rest: more.then_some(body), trailers },
         prefix,
     })
