@@ -12,7 +12,7 @@ bootstrap:
 build: bootstrap
 	$(CARGO) build --release -p rampart-services
 
-## Run everything in one process (today: the inference service on 127.0.0.1:8081).
+## Run everything in one process: proxy on :8080 (demo upstream unless TARGET_URL is set), inference on 127.0.0.1:8081.
 run: build
 	./target/release/rampart up
 

@@ -103,7 +103,8 @@ fn bench_sqli_model(c: &mut Criterion) {
     let Some(ort) = ort_dylib("sqli_model") else { return };
     init_runtime(&ort).expect("ONNX Runtime");
     let executor = OnnxExecutor::load(&root().join("models/sqli"), 1).expect("sqli model");
-    let queue = BatchQueue::spawn("sqli", executor, BatchConfig::default());
+    // The score cache is off: these figures are the model's cost, not a cache lookup's.
+    let queue = BatchQueue::spawn("sqli", executor, BatchConfig { cache_entries: 0, ..BatchConfig::default() });
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let prose = "please leave the parcel with the neighbour at no. 12 if nobody is home, thanks! \
                  we need to union the two sets and select the max; 5 < 6 and 7 > 3. -- o'brien";
@@ -135,12 +136,10 @@ fn bench_sqli_model(c: &mut Criterion) {
 /// Full `score_all` with the ONNX models (skipped when the runtime library is missing).
 fn bench_score_all_models(c: &mut Criterion) {
     let Some(ort) = ort_dylib("score_all_models") else { return };
-    let engine = Engine::new(EngineConfig {
-        models_dir: Some(root().join("models")),
-        ort_dylib: ort,
-        ..EngineConfig::default()
-    })
-    .expect("engine");
+    // Cache off: every iteration pays for the models (a cache hit is ~1 µs).
+    let mut config = EngineConfig { models_dir: Some(root().join("models")), ort_dylib: ort, ..EngineConfig::default() };
+    config.batch.cache_entries = 0;
+    let engine = Engine::new(config).expect("engine");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while !engine.ready() && std::time::Instant::now() < deadline {

@@ -68,8 +68,17 @@ pub struct Killed;
 /// Slow-loris guard: a client must finish sending request headers within this time.
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// HTTP/2 liveness: a ping after this much silence, and the connection is closed when the
+/// answer takes longer than the timeout.
+const H2_PING_INTERVAL: Duration = Duration::from_secs(30);
+const H2_PING_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long a shutdown waits for in-flight connections. Event streams never finish on their
+/// own, so without a bound one open dashboard would hold a restart forever.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
 /// Serves HTTP/1.1 (keep-alive) and HTTP/2 (prior knowledge) on `listener` until `shutdown`
-/// resolves; then stops accepting and lets in-flight connections finish.
+/// resolves; then stops accepting and gives in-flight connections [`SHUTDOWN_GRACE`] to finish.
 pub async fn serve<H, Fut, O, B>(listener: TcpListener, handler: H, shutdown: impl Future<Output = ()>)
 where
     H: Fn(Request<Incoming>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
@@ -81,6 +90,12 @@ where
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder.http1().timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
+    // HTTP/2 has no header timeout per connection; pings find peers that vanished.
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(H2_PING_INTERVAL))
+        .keep_alive_timeout(H2_PING_TIMEOUT);
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -127,5 +142,7 @@ where
             }
         });
     }
-    graceful.shutdown().await;
+    if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await.is_err() {
+        tracing::info!("connections still open after {SHUTDOWN_GRACE:?}; closing them");
+    }
 }

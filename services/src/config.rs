@@ -80,6 +80,10 @@ pub struct EngineArgs {
     /// Most texts per model batch.
     #[arg(long = "model-max-batch", env = "RAMPART_MODEL_MAX_BATCH", value_name = "RAMPART_MODEL_MAX_BATCH", default_value = "32", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub model_max_batch: u16,
+    /// Recent model scores remembered per model, by text (0: off). Chat apps resend the
+    /// conversation every turn; a remembered text skips the model.
+    #[arg(long = "model-cache-entries", env = "RAMPART_MODEL_CACHE_ENTRIES", value_name = "RAMPART_MODEL_CACHE_ENTRIES", default_value = "8192", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
+    pub model_cache_entries: u64,
     /// Longest a text waits for batch companions, in microseconds.
     #[arg(long = "model-max-wait-us", env = "RAMPART_MODEL_MAX_WAIT_US", value_name = "RAMPART_MODEL_MAX_WAIT_US", default_value = "0")]
     pub model_max_wait_us: u64,
@@ -100,6 +104,7 @@ impl EngineArgs {
         }
         config.batch.max_batch = self.model_max_batch as usize;
         config.batch.max_wait = std::time::Duration::from_micros(self.model_max_wait_us);
+        config.batch.cache_entries = self.model_cache_entries as usize;
         config
     }
 }
@@ -109,8 +114,10 @@ pub struct InferenceArgs {
     /// Listen address of the inference service; keep it internal.
     #[arg(long = "inference-addr", env = "INFERENCE_ADDR", value_name = "INFERENCE_ADDR", default_value = "127.0.0.1:8081")]
     pub addr: SocketAddr,
-    /// Largest accepted request body in bytes (413 above it).
-    #[arg(long = "inference-max-body", env = "INFERENCE_MAX_BODY_BYTES", value_name = "INFERENCE_MAX_BODY_BYTES", default_value = "1048576")]
+    /// Largest accepted request body in bytes (413 above it). JSON escaping can grow a
+    /// request body up to 6x (a control byte becomes `\u0001`), so this stays well above
+    /// 6 x the proxy's WAF_BODY_LIMIT_BYTES: an over-long call would be a scoring failure.
+    #[arg(long = "inference-max-body", env = "INFERENCE_MAX_BODY_BYTES", value_name = "INFERENCE_MAX_BODY_BYTES", default_value = "8388608")]
     pub max_body_bytes: usize,
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -200,6 +207,10 @@ pub struct ProxyOptions {
     /// Bytes of request body buffered and scored (docs/RATIONALE.md).
     #[arg(long = "body-limit", env = "WAF_BODY_LIMIT_BYTES", value_name = "WAF_BODY_LIMIT_BYTES", default_value = "1048576", value_parser = clap::value_parser!(u64).range(1..=(64 << 20)))]
     pub body_limit: u64,
+    /// Longest the proxy waits for the scored part of a request body, in milliseconds
+    /// (408 past it): a client trickling its body cannot hold a connection forever.
+    #[arg(long = "body-read-timeout-ms", env = "WAF_BODY_READ_TIMEOUT_MS", value_name = "WAF_BODY_READ_TIMEOUT_MS", default_value = "30000", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
+    pub body_read_timeout_ms: u64,
     /// Bodies over the limit: `score-prefix` (score the prefix, forward all) or `block`.
     #[arg(long = "oversize-body", env = "WAF_OVERSIZE_BODY", value_name = "WAF_OVERSIZE_BODY", value_enum, default_value = "score-prefix")]
     pub oversize_body: OversizeBody,

@@ -1,5 +1,5 @@
-//! Rampart's services: the inference service today; the proxy, auth adapter and ext_proc
-//! service as their issues land. `main.rs` wires them to the command line.
+//! Rampart's services: the inference service, the inline proxy, and (with their issue) the
+//! auth adapter and ext_proc service. `main.rs` wires them to the command line.
 
 pub mod config;
 pub mod decision;

@@ -147,7 +147,7 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
     let parts = ProxyParts {
         target,
         threshold: args.inference.engine.threshold,
-        scorer: Arc::new(InProcessScorer::new(engine)),
+        scorer: Arc::new(InProcessScorer::served_at(engine, format!("http://{}", inference.addr))),
         metrics: Arc::new(Metrics::new()),
     };
     let proxy = start_proxy_with(&args.proxy, parts)?;

@@ -4,6 +4,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -92,11 +93,18 @@ pub trait Scorer: Send + Sync {
 /// The engine in this process.
 pub struct InProcessScorer {
     engine: Arc<Engine>,
+    /// The URL of an inference service sharing this engine (`rampart up`), for health output.
+    served_at: Option<String>,
 }
 
 impl InProcessScorer {
     pub fn new(engine: Arc<Engine>) -> Self {
-        InProcessScorer { engine }
+        InProcessScorer { engine, served_at: None }
+    }
+
+    /// The same engine is also served over HTTP at `url`; health reports that address.
+    pub fn served_at(engine: Arc<Engine>, url: String) -> Self {
+        InProcessScorer { engine, served_at: Some(url) }
     }
 }
 
@@ -115,7 +123,7 @@ impl Scorer for InProcessScorer {
     }
 
     fn location(&self) -> String {
-        "in-process".to_string()
+        self.served_at.clone().unwrap_or_else(|| "in-process".to_string())
     }
 
     fn ready(&self) -> bool {
@@ -130,6 +138,8 @@ pub struct RemoteScorer {
     score_all: Uri,
     base: String,
     timeout: Duration,
+    /// False while the service's last answer said a model is still loading.
+    ready: AtomicBool,
 }
 
 /// An inference answer is a few hundred bytes; anything far larger is not one.
@@ -155,7 +165,7 @@ impl RemoteScorer {
             .build(connector);
         let trimmed = base.to_string().trim_end_matches('/').to_string();
         let score_all = format!("{trimmed}/score/all").parse().expect("a valid base URL plus a path is a valid URL");
-        RemoteScorer { client, score_all, base: trimmed, timeout }
+        RemoteScorer { client, score_all, base: trimmed, timeout, ready: AtomicBool::new(true) }
     }
 
     async fn call(&self, query: &ScoreQuery) -> Result<Verdict, ScoreError> {
@@ -170,6 +180,7 @@ impl RemoteScorer {
             .headers()
             .get(crate::inference::DEGRADED_HEADER)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        self.ready.store(incomplete.as_deref() != Some("model-loading"), Ordering::Relaxed);
         let bytes = Limited::new(resp.into_body(), MAX_ANSWER_BYTES)
             .collect()
             .await
@@ -199,6 +210,10 @@ impl Scorer for RemoteScorer {
 
     fn location(&self) -> String {
         self.base.clone()
+    }
+
+    fn ready(&self) -> bool {
+        self.ready.load(Ordering::Relaxed)
     }
 }
 

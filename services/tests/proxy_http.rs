@@ -144,6 +144,7 @@ async fn http2_kill_resets_only_the_attacking_stream() {
     assert_eq!(again.status(), 200);
     assert_eq!(app.count(), 2);
     assert!(app.seen.lock().unwrap().iter().all(|s| !s.uri.contains("union")));
+    assert_eq!(app.last().headers["host"], "shop.example", ":authority becomes the upstream's Host");
 }
 
 #[tokio::test]
@@ -379,4 +380,20 @@ async fn oversize_bodies_follow_the_configured_policy() {
     assert_eq!(events[0]["reason"], "body-limit:exceeded");
     let small = send(block.addr, request(Method::POST, "/upload", "small body")).await;
     assert_eq!(small.status, 200);
+}
+
+#[tokio::test]
+async fn a_stalled_body_times_out_and_is_recorded() {
+    let app = upstream().await;
+    let proxy = start_proxy(app.addr, &["--body-read-timeout-ms", "300"]);
+    let raw = b"POST /comment HTTP/1.1\r\nHost: shop.example\r\nContent-Length: 100\r\n\r\nonly ten b";
+    let (bytes, _) = raw_exchange(proxy.addr, raw).await;
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.contains("body_timeout"), "{text}");
+    assert_eq!(app.count(), 0);
+    let events = send(proxy.addr, get("/api/events/recent")).await.json();
+    assert_eq!(events[0]["action"], "error");
+    assert_eq!(events[0]["reason"], "client:body-timeout");
+    assert_eq!(sample(&metrics_text(proxy.addr).await, "waf_requests_total{action=\"error\"}"), 1.0);
 }

@@ -67,6 +67,8 @@ async fn up_runs_proxy_inference_and_demo_upstream_in_one_process() {
         assert!(Instant::now() < deadline, "models did not load");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    let health = send(proxy, get("/_waf/health")).await.json();
+    assert_eq!(health["inference"], url_after("inference"), "spec 2.4: the inference service's URL");
     let reply = send(proxy, get("/search?q=running+shoes")).await;
     assert_eq!(reply.status, 200);
     let demo = reply.json();

@@ -3,8 +3,11 @@
 use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
+use std::sync::Arc;
+
 use tokio::sync::oneshot;
 
+use super::cache::ScoreCache;
 use super::{Executor, ModelError};
 
 #[derive(Clone, Debug)]
@@ -19,6 +22,8 @@ pub struct BatchConfig {
     pub queue_capacity: usize,
     /// Most bytes of text per batch (a token-budget stand-in: long texts make small batches).
     pub max_batch_bytes: usize,
+    /// Recent scores remembered by text (0: off); see [`super::cache`].
+    pub cache_entries: usize,
 }
 
 impl Default for BatchConfig {
@@ -28,6 +33,7 @@ impl Default for BatchConfig {
             max_wait: Duration::ZERO,
             queue_capacity: 1024,
             max_batch_bytes: 64 * 1024,
+            cache_entries: 8192,
         }
     }
 }
@@ -42,17 +48,19 @@ struct Job {
 pub struct BatchQueue {
     name: &'static str,
     tx: SyncSender<Job>,
+    cache: Option<Arc<ScoreCache>>,
 }
 
 impl BatchQueue {
     /// Starts the batching thread that owns `executor`.
     pub fn spawn<E: Executor>(name: &'static str, executor: E, config: BatchConfig) -> Self {
         let (tx, rx) = mpsc::sync_channel::<Job>(config.queue_capacity.max(1));
+        let cache = ScoreCache::new(config.cache_entries).map(Arc::new);
         std::thread::Builder::new()
             .name(format!("model-{name}"))
             .spawn(move || run_batches(executor, rx, config))
             .expect("spawning a model thread");
-        BatchQueue { name, tx }
+        BatchQueue { name, tx, cache }
     }
 
     pub fn name(&self) -> &'static str {
@@ -60,21 +68,32 @@ impl BatchQueue {
     }
 
     /// Scores several texts: all are queued before any is awaited, so they can share a batch.
+    /// Texts scored recently come from the cache without a model run.
     pub async fn score_many(&self, texts: Vec<String>) -> Result<Vec<f32>, ModelError> {
-        let mut pending = Vec::with_capacity(texts.len());
+        let mut scores: Vec<Option<f32>> = Vec::with_capacity(texts.len());
+        let mut pending = Vec::new();
         for text in texts {
+            let key = self.cache.as_ref().map(|c| c.key(&text));
+            if let Some(hit) = key.and_then(|k| self.cache.as_ref()?.get(k)) {
+                scores.push(Some(hit));
+                continue;
+            }
             let (reply, rx) = oneshot::channel();
             match self.tx.try_send(Job { text, reply }) {
-                Ok(()) => pending.push(rx),
+                Ok(()) => pending.push((scores.len(), key, rx)),
                 Err(TrySendError::Full(_)) => return Err(ModelError::QueueFull(self.name)),
                 Err(TrySendError::Disconnected(_)) => return Err(ModelError::ExecutorGone(self.name)),
             }
+            scores.push(None);
         }
-        let mut scores = Vec::with_capacity(pending.len());
-        for rx in pending {
-            scores.push(rx.await.map_err(|_| ModelError::ExecutorGone(self.name))??);
+        for (slot, key, rx) in pending {
+            let score = rx.await.map_err(|_| ModelError::ExecutorGone(self.name))??;
+            if let (Some(cache), Some(key)) = (&self.cache, key) {
+                cache.put(key, score);
+            }
+            scores[slot] = Some(score);
         }
-        Ok(scores)
+        Ok(scores.into_iter().map(|s| s.unwrap_or_default()).collect())
     }
 
     /// Scores one text. Fails at once when the queue is full.
@@ -211,5 +230,24 @@ mod tests {
         assert!(gone.is_err());
         assert_eq!(queue.score("kept".into()).await.unwrap(), 0.04);
         assert_eq!(batches.lock().unwrap().iter().sum::<usize>(), 1, "abandoned text was scored");
+    }
+
+    #[tokio::test]
+    async fn repeated_texts_come_from_the_cache() {
+        let batches = Arc::new(Mutex::new(Vec::new()));
+        let queue = BatchQueue::spawn("cached", LengthExecutor { batches: batches.clone() }, BatchConfig::default());
+        let history = vec!["system prompt".to_string(), "first turn".to_string()];
+        assert_eq!(queue.score_many(history.clone()).await.unwrap(), vec![0.13, 0.10]);
+        let mut next_turn = history.clone();
+        next_turn.push("second turn!".to_string());
+        assert_eq!(queue.score_many(next_turn).await.unwrap(), vec![0.13, 0.10, 0.12]);
+        let runs: usize = batches.lock().unwrap().iter().sum();
+        assert_eq!(runs, 3, "only the new message reached the model");
+
+        let uncached = BatchQueue::spawn("uncached", LengthExecutor { batches: batches.clone() }, BatchConfig { cache_entries: 0, ..Default::default() });
+        uncached.score_many(history.clone()).await.unwrap();
+        uncached.score_many(history).await.unwrap();
+        let runs: usize = batches.lock().unwrap().iter().sum();
+        assert_eq!(runs, 7);
     }
 }

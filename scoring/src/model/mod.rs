@@ -5,6 +5,7 @@
 //! never an unbounded wait); the batching thread drops work whose caller has gone away.
 
 pub mod batch;
+pub mod cache;
 pub mod features;
 pub mod onnx;
 pub mod transformer;

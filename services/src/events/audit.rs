@@ -28,8 +28,9 @@ impl std::str::FromStr for AuditTarget {
     }
 }
 
-/// Lines waiting for the writer before new ones are dropped (and counted).
-const QUEUE_LINES: usize = 65_536;
+/// Lines waiting for the writer before new ones are dropped (and counted). An event line is
+/// at most ~5 KB (path and query are cut at 2 KB), so a stuck sink holds at most ~80 MB.
+const QUEUE_LINES: usize = 16_384;
 
 pub struct AuditLog {
     queue: SyncSender<Bytes>,

@@ -43,12 +43,14 @@ impl AdminPolicy {
     }
 }
 
-/// Compares without an early exit, so response timing does not reveal a matching prefix.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
+/// Compares without an early exit: the loop always runs over the secret's length, so timing
+/// reveals neither a matching prefix nor how long the secret is relative to the guess.
+fn constant_time_eq(presented: &[u8], secret: &[u8]) -> bool {
+    let mut diff = (presented.len() != secret.len()) as u8;
+    for (i, s) in secret.iter().enumerate() {
+        diff |= presented.get(i).copied().unwrap_or(0) ^ s;
     }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    diff == 0
 }
 
 #[cfg(test)]
@@ -65,6 +67,10 @@ mod tests {
         assert!(policy.check("127.0.0.2".parse().unwrap(), &headers).is_err());
         headers.insert(AUTHORIZATION, "Bearer s3cret".parse().unwrap());
         assert!(policy.check("203.0.113.5".parse().unwrap(), &headers).is_ok());
+        headers.insert(AUTHORIZATION, "Bearer s3cret-and-more".parse().unwrap());
+        assert!(policy.check("127.0.0.2".parse().unwrap(), &headers).is_err());
+        headers.insert(AUTHORIZATION, "Bearer s3cre".parse().unwrap());
+        assert!(policy.check("127.0.0.2".parse().unwrap(), &headers).is_err());
         let no_token = AdminPolicy::new(vec![], Some(String::new()));
         assert!(no_token.check("127.0.0.1".parse().unwrap(), &headers).is_err());
     }

@@ -64,9 +64,11 @@ pub struct Upstream {
 }
 
 /// What the proxy learned about the client, for the forwarded headers.
-pub struct ClientFacts<'a> {
+pub struct ClientFacts {
     pub peer: IpAddr,
-    pub host: Option<&'a HeaderValue>,
+    /// The peer is a configured trusted proxy (a TLS terminator, a load balancer): its
+    /// X-Forwarded-Proto is kept.
+    pub peer_trusted: bool,
 }
 
 impl Upstream {
@@ -90,25 +92,36 @@ impl Upstream {
 
     /// Rewrites `parts` into the upstream request: URI, version, hop-by-hop fields removed,
     /// X-Forwarded-For/Proto/Host added. The caller adds the X-Waf-* verdict headers.
-    pub fn prepare(&self, parts: &mut hyper::http::request::Parts, client: ClientFacts<'_>) {
+    pub fn prepare(&self, parts: &mut hyper::http::request::Parts, client: ClientFacts) {
+        // HTTP/2 carries the host as :authority, not a Host field; read it before the URI
+        // is rewritten to the upstream's.
+        let host = parts
+            .headers
+            .get(HOST)
+            .cloned()
+            .or_else(|| parts.uri.authority().and_then(|a| HeaderValue::from_str(a.as_str()).ok()));
         let path_and_query = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
         let uri = format!("{}{}{}", self.origin, self.prefix, path_and_query);
         if let Ok(uri) = uri.parse::<Uri>() {
             parts.uri = uri;
         }
         parts.version = Version::HTTP_11;
-        let host = client.host.cloned().or_else(|| parts.uri.authority().and_then(|a| HeaderValue::from_str(a.as_str()).ok()));
         let headers = &mut parts.headers;
         strip_hop_by_hop(headers);
-        let peer = client.peer.to_string();
-        let forwarded_for = match headers.get("x-forwarded-for").and_then(|v| v.to_str().ok()) {
-            Some(existing) => format!("{existing}, {peer}"),
-            None => peer,
-        };
-        if let Ok(value) = HeaderValue::from_str(&forwarded_for) {
+        let mut hops: Vec<String> = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect();
+        hops.push(client.peer.to_string());
+        if let Ok(value) = HeaderValue::from_str(&hops.join(", ")) {
             headers.insert("x-forwarded-for", value);
         }
-        headers.insert("x-forwarded-proto", HeaderValue::from_static("http"));
+        if !(client.peer_trusted && headers.contains_key("x-forwarded-proto")) {
+            headers.insert("x-forwarded-proto", HeaderValue::from_static("http"));
+        }
         if let Some(host) = host {
             headers.insert("x-forwarded-host", host.clone());
             headers.insert(HOST, host);
@@ -152,15 +165,33 @@ mod tests {
             .uri("/search?q=1")
             .header("host", "shop.example")
             .header("x-forwarded-for", "203.0.113.9")
+            .header("x-forwarded-for", "198.51.100.4")
+            .header("x-forwarded-proto", "https")
             .body(())
             .unwrap();
         let (mut parts, _) = req.into_parts();
-        let host = parts.headers.get("host").cloned();
-        upstream.prepare(&mut parts, ClientFacts { peer: "10.0.0.2".parse().unwrap(), host: host.as_ref() });
+        upstream.prepare(&mut parts, ClientFacts { peer: "10.0.0.2".parse().unwrap(), peer_trusted: false });
         assert_eq!(parts.uri, "http://127.0.0.1:9/app/search?q=1");
-        assert_eq!(parts.headers["x-forwarded-for"], "203.0.113.9, 10.0.0.2");
+        assert_eq!(parts.headers["x-forwarded-for"], "203.0.113.9, 198.51.100.4, 10.0.0.2");
         assert_eq!(parts.headers["x-forwarded-host"], "shop.example");
         assert_eq!(parts.headers["host"], "shop.example");
-        assert_eq!(parts.headers["x-forwarded-proto"], "http");
+        assert_eq!(parts.headers["x-forwarded-proto"], "http", "an untrusted peer cannot claim https");
+    }
+
+    #[test]
+    fn http2_authority_becomes_the_host_and_a_trusted_proto_is_kept() {
+        let upstream = Upstream::new(&"http://127.0.0.1:9".parse().unwrap(), Duration::from_secs(1));
+        let req = Request::builder()
+            .uri("https://shop.example/cart")
+            .version(Version::HTTP_2)
+            .header("x-forwarded-proto", "https")
+            .body(())
+            .unwrap();
+        let (mut parts, _) = req.into_parts();
+        upstream.prepare(&mut parts, ClientFacts { peer: "10.0.0.2".parse().unwrap(), peer_trusted: true });
+        assert_eq!(parts.uri, "http://127.0.0.1:9/cart");
+        assert_eq!(parts.headers["host"], "shop.example");
+        assert_eq!(parts.headers["x-forwarded-proto"], "https");
+        assert_eq!(parts.version, Version::HTTP_11);
     }
 }

@@ -12,10 +12,10 @@ use net::{ConnInfo, Outcome};
 use serde::Serialize;
 
 use super::body::{buffer_prefix, ReplayBody};
-use super::client_ip::{canonical, source_ip};
+use super::client_ip::{any_contains, canonical, source_ip};
 use super::forward::{strip_hop_by_hop, ClientFacts};
 use super::{boxed, Proxy, ProxyBody};
-use crate::config::{KillResponse, OversizeBody};
+use crate::config::{KillResponse, OversizeBody, WafMode};
 use crate::decision::{decide, Action, Decision, Effect};
 use crate::events::{rfc3339_utc, Event};
 use crate::http::json_response;
@@ -35,16 +35,32 @@ pub const BLOCK_BODY: BlockBody =
 /// Events keep this much of a path or query: enough to read an attack, bounded memory.
 const EVENT_TEXT_LIMIT: usize = 2048;
 
+/// What an event records besides the request and the verdict.
+struct RecordContext {
+    /// The mode the decision was taken in: the same value goes to X-Waf-Mode and the event
+    /// even if the mode is switched while the request is in flight.
+    mode: WafMode,
+    latency_ms: f64,
+}
+
 impl Proxy {
     pub(super) async fn inspect(&self, req: Request<Incoming>, conn: ConnInfo) -> Outcome<ProxyBody> {
         let started = Instant::now();
         let (mut parts, body) = req.into_parts();
-        let buffered = match buffer_prefix(body, self.body_limit).await {
-            Ok(b) => b,
-            Err(err) => {
-                // The client broke off mid-body: nobody is left to answer, nothing to score.
-                tracing::debug!(error = %err, peer = %conn.peer, "request body read failed");
-                return Outcome::Respond(plain_error(StatusCode::BAD_REQUEST, "body_read_failed", "the request body could not be read"));
+        let mode = self.mode();
+        let buffered = match tokio::time::timeout(self.body_read_timeout, buffer_prefix(body, self.body_limit)).await {
+            Ok(Ok(b)) => b,
+            failed => {
+                // The client broke off or stalled mid-body: nothing complete to score. It still
+                // gets an event: a stream of these is worth seeing on the dashboard.
+                let (status, code, why) = match failed {
+                    Err(_) => (StatusCode::REQUEST_TIMEOUT, "body_timeout", "client:body-timeout"),
+                    _ => (StatusCode::BAD_REQUEST, "body_read_failed", "client:body-read-failed"),
+                };
+                let decision = Decision { action: Action::Error, effect: Effect::Refuse };
+                let verdict = Ok(Verdict { score: 0.0, reason: why.into(), detector: String::new(), incomplete: None });
+                self.record(&parts, conn, &verdict, decision, RecordContext { mode, latency_ms: 0.0 });
+                return Outcome::Respond(plain_error(status, code, "the request body could not be read"));
             }
         };
         let scored_body = &buffered.prefix[..buffered.prefix.len().min(self.body_limit)];
@@ -52,7 +68,6 @@ impl Proxy {
             request_text(&parts, scored_body),
             parts.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
         );
-        let mode = self.mode();
         let scoring_started = Instant::now();
         let verdict = if buffered.oversize && self.oversize_body == OversizeBody::Block {
             Ok(Verdict {
@@ -70,7 +85,7 @@ impl Proxy {
             tracing::warn!(error = %err, "scoring failed");
         }
         Metrics::observe(&self.metrics.inference_seconds, inference);
-        self.record(&parts, conn, &verdict, decision, inference.as_secs_f64() * 1000.0);
+        self.record(&parts, conn, &verdict, decision, RecordContext { mode, latency_ms: inference.as_secs_f64() * 1000.0 });
 
         let outcome = match decision.effect {
             Effect::Kill => self.kill(&verdict),
@@ -81,8 +96,9 @@ impl Proxy {
             )),
             Effect::Forward => {
                 annotate(&mut parts.headers, &verdict, decision, mode.as_str());
-                let host = parts.headers.get(hyper::header::HOST).cloned();
-                self.upstream.prepare(&mut parts, ClientFacts { peer: canonical(conn.peer.ip()), host: host.as_ref() });
+                let peer = canonical(conn.peer.ip());
+                let peer_trusted = any_contains(&self.trusted_proxies, peer);
+                self.upstream.prepare(&mut parts, ClientFacts { peer, peer_trusted });
                 Outcome::Respond(self.forward(Request::from_parts(parts, buffered.body)).await)
             }
         };
@@ -96,7 +112,7 @@ impl Proxy {
         conn: ConnInfo,
         verdict: &Result<Verdict, ScoreError>,
         decision: Decision,
-        latency_ms: f64,
+        context: RecordContext,
     ) {
         self.metrics.count_request(decision.action.as_str());
         let (score, reason, detector) = match verdict {
@@ -113,22 +129,13 @@ impl Proxy {
             source_ip: source_ip(&parts.headers, conn.peer.ip(), &self.trusted_proxies).to_string(),
             score: scoring::verdict::round4(score),
             reason,
-            mode: self.mode_at(decision),
+            mode: context.mode.as_str(),
             action: decision.action.as_str(),
-            latency_ms: (latency_ms * 1000.0).round() / 1000.0,
+            latency_ms: (context.latency_ms * 1000.0).round() / 1000.0,
             detector,
             query: truncate(parts.uri.query().unwrap_or("")),
         };
         self.events.publish(&event);
-    }
-
-    /// The mode the decision was taken in (the switch may flip between decide and record).
-    fn mode_at(&self, decision: Decision) -> &'static str {
-        match decision.action {
-            Action::ShadowKill => "shadow",
-            Action::ActiveKill => "active",
-            _ => self.mode().as_str(),
-        }
     }
 
     fn kill(&self, verdict: &Result<Verdict, ScoreError>) -> Outcome<ProxyBody> {
@@ -152,6 +159,9 @@ impl Proxy {
                 Metrics::observe(&self.metrics.upstream_seconds, sent.elapsed());
                 let (mut parts, body) = resp.into_parts();
                 strip_hop_by_hop(&mut parts.headers);
+                // An HTTP/1.0 upstream must not downgrade the client's connection; hyper
+                // writes the response in the client's own protocol version.
+                parts.version = hyper::Version::HTTP_11;
                 Response::from_parts(parts, body.map_err(|e| Box::new(e) as super::BoxError).boxed_unsync())
             }
             Err(err) => {
