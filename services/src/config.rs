@@ -246,6 +246,21 @@ pub struct ProxyArgs {
     pub scorer: ScorerArgs,
 }
 
+/// Settings shared by the decision services (auth adapter, ext_proc).
+#[derive(Clone, Debug, Args)]
+pub struct AdapterOptions {
+    /// Peers whose X-Real-IP / X-Forwarded-For name the client. The web server or edge
+    /// proxy usually runs on the same host, hence loopback by default.
+    #[arg(long = "trusted-proxies", env = "WAF_TRUSTED_PROXIES", value_name = "WAF_TRUSTED_PROXIES", default_value = "127.0.0.1,::1", value_parser = parse_ip_nets)]
+    pub trusted_proxies: IpNetList,
+    /// One JSON line per verdict: `stdout`, `off`, or a file path (appended).
+    #[arg(long = "audit-log", env = "WAF_AUDIT_LOG", value_name = "WAF_AUDIT_LOG", default_value = "stdout")]
+    pub audit_log: crate::events::AuditTarget,
+    /// Bytes of request body scored; the rest is ignored.
+    #[arg(long = "body-limit", env = "WAF_BODY_LIMIT_BYTES", value_name = "WAF_BODY_LIMIT_BYTES", default_value = "1048576", value_parser = clap::value_parser!(u64).range(1..=(64 << 20)))]
+    pub body_limit: u64,
+}
+
 #[derive(Clone, Debug, Args)]
 pub struct AuthArgs {
     #[arg(long = "auth-addr", env = "AUTH_ADDR", value_name = "AUTH_ADDR", default_value = "0.0.0.0:8090")]
@@ -254,6 +269,8 @@ pub struct AuthArgs {
     pub metrics_addr: SocketAddr,
     #[command(flatten)]
     pub mode: ModeArgs,
+    #[command(flatten)]
+    pub adapter: AdapterOptions,
     #[command(flatten)]
     pub scorer: ScorerArgs,
 }
@@ -266,6 +283,8 @@ pub struct ExtprocArgs {
     pub http_addr: SocketAddr,
     #[command(flatten)]
     pub mode: ModeArgs,
+    #[command(flatten)]
+    pub adapter: AdapterOptions,
     #[command(flatten)]
     pub scorer: ScorerArgs,
 }

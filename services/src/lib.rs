@@ -1,6 +1,8 @@
 //! Rampart's services: the inference service, the inline proxy, and (with their issue) the
 //! auth adapter and ext_proc service. `main.rs` wires them to the command line.
 
+pub mod auth;
+pub mod client_ip;
 pub mod config;
 pub mod decision;
 pub mod demo;
@@ -8,6 +10,7 @@ pub mod events;
 pub mod metrics;
 pub mod proxy;
 pub mod scorer;
+pub mod waf_headers;
 pub mod eval;
 pub mod http;
 pub mod inference;

@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use services::config::{Cli, Command};
-use services::run::{start_inference, start_proxy, start_up, Running, StartError};
+use services::run::{start_auth, start_inference, start_proxy, start_up, Running, StartError};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -51,8 +51,20 @@ async fn run(command: Command) -> ExitCode {
             serve("up", started).await
         }
         Command::Eval(args) => services::eval::run(args).await,
-        Command::Auth(_) | Command::Extproc(_) => {
-            eprintln!("rampart: settings are valid, but this component is not built yet; `rampart proxy`, `rampart up` and `rampart inference` are available");
+        Command::Auth(args) => {
+            let started = start_auth(&args).map(|server| {
+                eprintln!(
+                    "rampart auth: /_waf/check on http://{}, metrics on http://{}/metrics, {} mode",
+                    server.running.addr,
+                    server.metrics.addr,
+                    args.mode.mode.as_str()
+                );
+                vec![server.running, server.metrics]
+            });
+            serve("auth", started).await
+        }
+        Command::Extproc(_) => {
+            eprintln!("rampart: settings are valid, but ext_proc is not built yet; `rampart proxy`, `rampart auth`, `rampart up` and `rampart inference` are available");
             ExitCode::from(2)
         }
     }

@@ -10,6 +10,9 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use crate::decision::{Action, Decision};
+use crate::scorer::{ScoreError, Verdict};
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ActionLabel {
     pub action: &'static str,
@@ -109,6 +112,15 @@ impl Metrics {
 
     pub fn count_kill(&self, detector: &str, action: &'static str) {
         self.kills.get_or_create(&KillLabels { detector: detector.to_string(), action }).inc();
+    }
+
+    /// Counts one decided request: its action, and its winning detector when it is a kill.
+    pub fn count_decision(&self, decision: Decision, verdict: &Result<Verdict, ScoreError>) {
+        self.count_request(decision.action.as_str());
+        if matches!(decision.action, Action::ShadowKill | Action::ActiveKill) {
+            let detector = verdict.as_ref().map(|v| v.detector.as_str()).unwrap_or("");
+            self.count_kill(detector, decision.action.as_str());
+        }
     }
 
     pub fn count_upstream_error(&self, kind: &'static str) {

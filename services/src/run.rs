@@ -9,7 +9,8 @@ use thiserror::Error;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::config::{InferenceArgs, ProxyArgs, ProxyOptions, UpArgs};
+use crate::auth::{AuthAdapter, AuthParts};
+use crate::config::{AuthArgs, InferenceArgs, ProxyArgs, ProxyOptions, ScorerArgs, UpArgs};
 use crate::inference::InferenceService;
 use crate::metrics::Metrics;
 use crate::proxy::{Proxy, ProxyParts};
@@ -104,12 +105,53 @@ pub fn start_proxy(args: &ProxyArgs) -> Result<ProxyServer, StartError> {
         .target_url
         .clone()
         .ok_or(StartError::Missing("TARGET_URL", "the proxy needs the upstream application's URL (--target-url)"))?;
-    let scorer: Arc<dyn Scorer> = match &args.scorer.inference_url {
-        Some(url) => Arc::new(RemoteScorer::new(url, Duration::from_millis(args.scorer.inference_timeout_ms))),
-        None => Arc::new(InProcessScorer::new(Arc::new(Engine::new(args.scorer.engine.engine_config())?))),
-    };
+    let scorer = build_scorer(&args.scorer)?;
     let parts = ProxyParts { target, threshold: args.scorer.engine.threshold, scorer, metrics: Arc::new(Metrics::new()) };
     start_proxy_with(&args.proxy, parts)
+}
+
+/// The inference service at INFERENCE_URL when set, else an engine in this process.
+fn build_scorer(args: &ScorerArgs) -> Result<Arc<dyn Scorer>, StartError> {
+    Ok(match &args.inference_url {
+        Some(url) => Arc::new(RemoteScorer::new(url, Duration::from_millis(args.inference_timeout_ms))),
+        None => Arc::new(InProcessScorer::new(Arc::new(Engine::new(args.engine.engine_config())?))),
+    })
+}
+
+/// A running auth adapter: `/_waf/check` and its metrics listener.
+pub struct AuthServer {
+    pub running: Running,
+    pub metrics: Running,
+}
+
+/// `rampart auth`.
+pub fn start_auth(args: &AuthArgs) -> Result<AuthServer, StartError> {
+    let metrics = Arc::new(Metrics::new());
+    let parts = AuthParts {
+        mode: args.mode.mode,
+        threshold: args.scorer.engine.threshold,
+        scorer: build_scorer(&args.scorer)?,
+        metrics: metrics.clone(),
+    };
+    let adapter = Arc::new(AuthAdapter::new(&args.adapter, parts).map_err(StartError::AuditLog)?);
+    let running = spawn_server(args.addr, move |req, conn| {
+        let adapter = adapter.clone();
+        async move { adapter.handle(req, conn).await }
+    })?;
+    let metrics = spawn_server(args.metrics_addr, move |req, _conn| {
+        let metrics = metrics.clone();
+        async move { management_response(&req, &metrics) }
+    })?;
+    Ok(AuthServer { running, metrics })
+}
+
+/// The auth adapter's metrics listener: `/metrics` and a health route.
+fn management_response(req: &hyper::Request<hyper::body::Incoming>, metrics: &Metrics) -> crate::http::HttpResponse {
+    match req.uri().path() {
+        "/metrics" => crate::auth::metrics_response(metrics),
+        "/_waf/health" => crate::http::json_response(hyper::StatusCode::OK, &serde_json::json!({ "status": "ok" })),
+        path => crate::http::ApiError::NotFound(format!("no route for {path}; try /metrics")).into_response(),
+    }
 }
 
 pub fn start_proxy_with(options: &ProxyOptions, parts: ProxyParts) -> Result<ProxyServer, StartError> {

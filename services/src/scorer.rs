@@ -40,6 +40,22 @@ impl ScoreQuery {
     }
 }
 
+/// Spec 4.2 rule 1: `{METHOD} {path}?{query}`, a newline, then the body. The `?` is left out
+/// when there is no query; a body that is not UTF-8 is scored with replacement characters.
+pub fn compose_request_text(method: &str, path: &str, query: &str, body: &[u8]) -> String {
+    let mut text = String::with_capacity(method.len() + path.len() + query.len() + body.len() + 3);
+    text.push_str(method);
+    text.push(' ');
+    text.push_str(path);
+    if !query.is_empty() {
+        text.push('?');
+        text.push_str(query);
+    }
+    text.push('\n');
+    text.push_str(&String::from_utf8_lossy(body));
+    text
+}
+
 fn headers_as_map<S: serde::Serializer>(headers: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
     let mut grouped: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
@@ -227,4 +243,15 @@ pub fn error_chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_text_follows_the_spec() {
+        assert_eq!(compose_request_text("POST", "/login", "next=%2Fhome", b"user=o'brien"), "POST /login?next=%2Fhome\nuser=o'brien");
+        assert_eq!(compose_request_text("GET", "/", "", b""), "GET /\n");
+    }
 }

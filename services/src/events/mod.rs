@@ -18,7 +18,11 @@ pub use audit::{AuditLog, AuditTarget};
 pub use sse::SseBody;
 pub use time::rfc3339_utc;
 
+use crate::config::WafMode;
+use crate::decision::Decision;
 use crate::metrics::Metrics;
+use crate::scorer::{ScoreError, Verdict};
+use crate::waf_headers::error_code;
 
 /// Spec limits (section 8).
 pub const RING_CAPACITY: usize = 500;
@@ -42,6 +46,56 @@ pub struct Event {
     pub detector: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub query: String,
+}
+
+/// Events keep this much of a path or query: enough to read an attack, bounded memory.
+const EVENT_TEXT_LIMIT: usize = 2048;
+
+/// The request an event describes.
+pub struct RequestFacts<'a> {
+    pub method: &'a str,
+    pub path: &'a str,
+    pub query: &'a str,
+    pub source_ip: String,
+}
+
+impl Event {
+    pub fn new(
+        request: RequestFacts<'_>,
+        verdict: &Result<Verdict, ScoreError>,
+        decision: Decision,
+        mode: WafMode,
+        latency_ms: f64,
+    ) -> Event {
+        let (score, reason, detector) = match verdict {
+            Ok(v) => (v.score, v.reason.clone(), v.detector.clone()),
+            Err(err) => (0.0, format!("error:{}", error_code(err)), String::new()),
+        };
+        Event {
+            timestamp: rfc3339_utc(std::time::SystemTime::now()),
+            method: request.method.to_string(),
+            path: truncate(request.path),
+            source_ip: request.source_ip,
+            score: scoring::verdict::round4(score),
+            reason,
+            mode: mode.as_str(),
+            action: decision.action.as_str(),
+            latency_ms: (latency_ms * 1000.0).round() / 1000.0,
+            detector,
+            query: truncate(request.query),
+        }
+    }
+}
+
+fn truncate(text: &str) -> String {
+    if text.len() <= EVENT_TEXT_LIMIT {
+        return text.to_string();
+    }
+    let mut end = EVENT_TEXT_LIMIT;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
 }
 
 pub struct EventHub {

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use hyper::header::AUTHORIZATION;
 use hyper::HeaderMap;
 
-use super::client_ip::{any_contains, IpNet};
+use crate::client_ip::{any_contains, IpNet};
 use crate::http::ApiError;
 
 pub struct AdminPolicy {

@@ -8,7 +8,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use net::ConnInfo;
 use serde::Serialize;
 
-use super::client_ip::canonical;
+use crate::client_ip::canonical;
 use super::{boxed, Proxy, ProxyBody};
 use crate::config::WafMode;
 use crate::http::{json_response, read_body, ApiError};

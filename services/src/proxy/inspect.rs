@@ -1,39 +1,27 @@
 //! The path of a proxied request: buffer the body prefix, score, decide, record the event,
 //! then forward (annotated), kill, or refuse.
 
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue};
-use hyper::{HeaderMap, Request, Response, StatusCode};
+use hyper::header::HeaderValue;
+use hyper::{Request, Response, StatusCode};
 use net::{ConnInfo, Outcome};
 use serde::Serialize;
 
 use super::body::{buffer_prefix, ReplayBody};
-use super::client_ip::{any_contains, canonical, source_ip};
+use crate::client_ip::{any_contains, canonical, source_ip};
 use super::forward::{strip_hop_by_hop, ClientFacts};
 use super::{boxed, Proxy, ProxyBody};
 use crate::config::{KillResponse, OversizeBody, WafMode};
 use crate::decision::{decide, Action, Decision, Effect};
-use crate::events::{rfc3339_utc, Event};
+use crate::events::{Event, RequestFacts};
 use crate::http::json_response;
+use crate::waf_headers::{format_score, stamp, verdict_headers, BLOCK_BODY};
 use crate::metrics::Metrics;
-use crate::scorer::{ScoreError, ScoreQuery, Verdict};
-
-/// Spec 2.9: the block body never carries the score or the reason.
-#[derive(Serialize)]
-pub struct BlockBody {
-    pub error: &'static str,
-    pub detail: &'static str,
-}
-
-pub const BLOCK_BODY: BlockBody =
-    BlockBody { error: "forbidden", detail: "This request was blocked by the web application firewall." };
-
-/// Events keep this much of a path or query: enough to read an attack, bounded memory.
-const EVENT_TEXT_LIMIT: usize = 2048;
+use crate::scorer::{compose_request_text, ScoreError, ScoreQuery, Verdict};
 
 /// What an event records besides the request and the verdict.
 struct RecordContext {
@@ -65,7 +53,7 @@ impl Proxy {
         };
         let scored_body = &buffered.prefix[..buffered.prefix.len().min(self.body_limit)];
         let query = ScoreQuery::with_headers(
-            request_text(&parts, scored_body),
+            compose_request_text(parts.method.as_str(), parts.uri.path(), parts.uri.query().unwrap_or(""), scored_body),
             parts.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
         );
         let scoring_started = Instant::now();
@@ -95,7 +83,7 @@ impl Proxy {
                 "the request could not be inspected and the firewall fails closed",
             )),
             Effect::Forward => {
-                annotate(&mut parts.headers, &verdict, decision, mode.as_str());
+                stamp(&mut parts.headers, &verdict_headers(&verdict, decision, mode));
                 let peer = canonical(conn.peer.ip());
                 let peer_trusted = any_contains(&self.trusted_proxies, peer);
                 self.upstream.prepare(&mut parts, ClientFacts { peer, peer_trusted });
@@ -114,27 +102,14 @@ impl Proxy {
         decision: Decision,
         context: RecordContext,
     ) {
-        self.metrics.count_request(decision.action.as_str());
-        let (score, reason, detector) = match verdict {
-            Ok(v) => (v.score, v.reason.clone(), v.detector.clone()),
-            Err(err) => (0.0, format!("error:{}", error_code(err)), String::new()),
-        };
-        if matches!(decision.action, Action::ShadowKill | Action::ActiveKill) {
-            self.metrics.count_kill(&detector, decision.action.as_str());
-        }
-        let event = Event {
-            timestamp: rfc3339_utc(SystemTime::now()),
-            method: parts.method.as_str().to_string(),
-            path: truncate(parts.uri.path()),
+        self.metrics.count_decision(decision, verdict);
+        let request = RequestFacts {
+            method: parts.method.as_str(),
+            path: parts.uri.path(),
+            query: parts.uri.query().unwrap_or(""),
             source_ip: source_ip(&parts.headers, conn.peer.ip(), &self.trusted_proxies).to_string(),
-            score: scoring::verdict::round4(score),
-            reason,
-            mode: context.mode.as_str(),
-            action: decision.action.as_str(),
-            latency_ms: (context.latency_ms * 1000.0).round() / 1000.0,
-            detector,
-            query: truncate(parts.uri.query().unwrap_or("")),
         };
+        let event = Event::new(request, verdict, decision, context.mode, context.latency_ms);
         self.events.publish(&event);
     }
 
@@ -145,7 +120,9 @@ impl Proxy {
                 let mut resp = json_response(StatusCode::FORBIDDEN, &BLOCK_BODY);
                 resp.headers_mut().insert("x-waf-killed", HeaderValue::from_static("true"));
                 if let Ok(v) = verdict {
-                    insert_score(resp.headers_mut(), v.score);
+                    if let Ok(score) = HeaderValue::from_str(&format_score(v.score)) {
+                        resp.headers_mut().insert("x-waf-score", score);
+                    }
                 }
                 Outcome::Respond(boxed(resp))
             }
@@ -177,80 +154,6 @@ impl Proxy {
     }
 }
 
-/// Spec 4.2 rule 1: `{METHOD} {path}?{query}`, a newline, then the body. The `?` is left out
-/// when there is no query.
-pub fn request_text(parts: &hyper::http::request::Parts, body: &[u8]) -> String {
-    let path = parts.uri.path();
-    let query = parts.uri.query().unwrap_or("");
-    let mut text = String::with_capacity(parts.method.as_str().len() + path.len() + query.len() + body.len() + 3);
-    text.push_str(parts.method.as_str());
-    text.push(' ');
-    text.push_str(path);
-    if !query.is_empty() {
-        text.push('?');
-        text.push_str(query);
-    }
-    text.push('\n');
-    text.push_str(&String::from_utf8_lossy(body));
-    text
-}
-
-/// X-Waf-* headers for the upstream; whatever the client sent under those names is dropped
-/// first, so an attacker cannot pre-stamp a request as clean.
-fn annotate(headers: &mut HeaderMap, verdict: &Result<Verdict, ScoreError>, decision: Decision, mode: &'static str) {
-    let forged: Vec<HeaderName> = headers.keys().filter(|n| n.as_str().starts_with("x-waf-")).cloned().collect();
-    for name in forged {
-        headers.remove(name);
-    }
-    headers.insert("x-waf-mode", HeaderValue::from_static(mode));
-    match verdict {
-        Ok(v) => {
-            insert_score(headers, v.score);
-            headers.insert("x-waf-reason", header_text(&v.reason));
-            if v.incomplete.is_some() && decision.action == Action::Error {
-                headers.insert("x-waf-error", HeaderValue::from_static("scoring-incomplete"));
-            }
-        }
-        Err(err) => {
-            headers.insert("x-waf-error", HeaderValue::from_static(error_code(err)));
-        }
-    }
-    if decision.would_have_killed() {
-        headers.insert("x-waf-would-have-killed", HeaderValue::from_static("true"));
-    }
-}
-
-fn insert_score(headers: &mut HeaderMap, score: f32) {
-    if let Ok(v) = HeaderValue::from_str(&format!("{score:.4}")) {
-        headers.insert("x-waf-score", v);
-    }
-}
-
-/// Reasons are ASCII by construction; anything else is replaced rather than dropped.
-fn header_text(text: &str) -> HeaderValue {
-    let clean: String = text.chars().map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
-    HeaderValue::from_str(&clean).unwrap_or_else(|_| HeaderValue::from_static(""))
-}
-
-fn error_code(err: &ScoreError) -> &'static str {
-    match err {
-        ScoreError::Unreachable(_) => "scorer-unreachable",
-        ScoreError::Timeout(_) => "scorer-timeout",
-        ScoreError::BadStatus { .. } | ScoreError::BadAnswer(_) => "scorer-bad-answer",
-    }
-}
-
-fn truncate(text: &str) -> String {
-    if text.len() <= EVENT_TEXT_LIMIT {
-        return text.to_string();
-    }
-    let mut end = EVENT_TEXT_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
-
 fn plain_error(status: StatusCode, code: &'static str, detail: &'static str) -> Response<ProxyBody> {
     #[derive(Serialize)]
     struct ErrorBody {
@@ -259,31 +162,4 @@ fn plain_error(status: StatusCode, code: &'static str, detail: &'static str) -> 
     }
     let resp = json_response(status, &ErrorBody { error: code, detail });
     resp.map(|b: Full<Bytes>| b.map_err(|never| match never {}).boxed_unsync())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn request_text_follows_the_spec() {
-        let (parts, _) = Request::post("http://x/login?next=%2Fhome").body(()).unwrap().into_parts();
-        assert_eq!(request_text(&parts, b"user=o'brien"), "POST /login?next=%2Fhome\nuser=o'brien");
-        let (parts, _) = Request::get("/").body(()).unwrap().into_parts();
-        assert_eq!(request_text(&parts, b""), "GET /\n");
-    }
-
-    #[test]
-    fn client_cannot_forge_the_verdict_headers() {
-        let mut headers = HeaderMap::new();
-        headers.insert("x-waf-score", "0.0000".parse().unwrap());
-        headers.insert("x-waf-would-have-killed", "false".parse().unwrap());
-        let verdict = Ok(Verdict { score: 0.97, reason: "sqli:union".into(), detector: "sqli".into(), incomplete: None });
-        let decision = Decision { action: Action::ShadowKill, effect: Effect::Forward };
-        annotate(&mut headers, &verdict, decision, "shadow");
-        assert_eq!(headers["x-waf-score"], "0.9700");
-        assert_eq!(headers["x-waf-reason"], "sqli:union");
-        assert_eq!(headers["x-waf-mode"], "shadow");
-        assert_eq!(headers["x-waf-would-have-killed"], "true");
-    }
 }

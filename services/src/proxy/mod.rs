@@ -5,7 +5,6 @@
 mod admin;
 mod api;
 mod body;
-mod client_ip;
 mod forward;
 mod inspect;
 
@@ -20,7 +19,7 @@ use hyper::body::Incoming;
 use hyper::{Request, Uri};
 use net::{ConnInfo, Outcome};
 
-pub use client_ip::IpNet;
+pub use crate::client_ip::IpNet;
 
 use crate::config::{FailMode, KillResponse, OversizeBody, ProxyOptions, WafMode};
 use crate::events::{AuditLog, EventHub};

@@ -1,0 +1,189 @@
+//! The auth adapter (spec 4.3): nginx's `auth_request` asks `/_waf/check` whether the request
+//! it is holding may pass. nginx sends the original method and URI in headers (the subrequest's
+//! own line is `/_waf/check`), the client's headers as they were, and — when configured to
+//! (deploy/nginx/auth-request-body.conf) — the buffered body. The answer is 200 or 403; the
+//! verdict rides on X-Waf-* response headers for `auth_request_set`, and on one audit line.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::{HeaderMap, Method, Request, Response, StatusCode};
+use net::ConnInfo;
+use serde_json::json;
+
+use crate::config::{AdapterOptions, FailMode, WafMode};
+use crate::decision::{decide, Effect};
+use crate::events::{AuditLog, Event, RequestFacts};
+use crate::http::{json_response, ApiError, HttpResponse};
+use crate::metrics::Metrics;
+use crate::client_ip::{source_ip, IpNet};
+use crate::scorer::{compose_request_text, ScoreQuery, Scorer};
+use crate::waf_headers::{block_body_json, stamp, verdict_headers};
+
+/// Header pairs nginx (and other auth-subrequest front ends) use for the original request, in
+/// order of preference.
+const METHOD_HEADERS: [&str; 2] = ["x-original-method", "x-forwarded-method"];
+const URI_HEADERS: [&str; 3] = ["x-original-uri", "x-forwarded-uri", "x-original-url"];
+const CONTENT_TYPE_HEADERS: [&str; 2] = ["x-original-content-type", "content-type"];
+
+pub struct AuthAdapter {
+    mode: WafMode,
+    threshold: f32,
+    scorer: Arc<dyn Scorer>,
+    metrics: Arc<Metrics>,
+    audit: Option<AuditLog>,
+    trusted_proxies: Vec<IpNet>,
+    body_limit: usize,
+}
+
+/// What the adapter is built from besides its settings.
+pub struct AuthParts {
+    pub mode: WafMode,
+    pub threshold: f32,
+    pub scorer: Arc<dyn Scorer>,
+    pub metrics: Arc<Metrics>,
+}
+
+impl AuthAdapter {
+    /// Fails only when the audit log cannot be opened.
+    pub fn new(options: &AdapterOptions, parts: AuthParts) -> Result<Self, std::io::Error> {
+        Ok(AuthAdapter {
+            mode: parts.mode,
+            threshold: parts.threshold,
+            scorer: parts.scorer,
+            metrics: parts.metrics,
+            audit: AuditLog::open(&options.audit_log)?,
+            trusted_proxies: options.trusted_proxies.0.clone(),
+            body_limit: options.body_limit as usize,
+        })
+    }
+
+    pub async fn handle(&self, req: Request<Incoming>, conn: ConnInfo) -> HttpResponse {
+        let answer = match (req.uri().path(), req.method()) {
+            // Preflight: answered at once, never scored, and no CORS headers (server-to-server).
+            ("/_waf/check", &Method::OPTIONS) => Ok(empty(StatusCode::NO_CONTENT)),
+            ("/_waf/check", _) => self.check(req, conn).await,
+            ("/_waf/health", &Method::GET | &Method::HEAD) => Ok(json_response(StatusCode::OK, &json!({ "status": "ok" }))),
+            ("/_waf/health", _) => Err(ApiError::MethodNotAllowed { allow: "GET", detail: "/_waf/health accepts GET".into() }),
+            (path, _) => Err(ApiError::NotFound(format!("no route for {path}; nginx should call /_waf/check"))),
+        };
+        answer.unwrap_or_else(ApiError::into_response)
+    }
+
+    async fn check(&self, req: Request<Incoming>, conn: ConnInfo) -> Result<HttpResponse, ApiError> {
+        let (parts, body) = req.into_parts();
+        let method = first_header(&parts.headers, &METHOD_HEADERS).unwrap_or_else(|| parts.method.as_str().to_string());
+        let uri = first_header(&parts.headers, &URI_HEADERS).ok_or_else(|| {
+            ApiError::InvalidRequest("X-Original-URI is missing: set `proxy_set_header X-Original-URI $request_uri;` in the auth location".into())
+        })?;
+        let (path, query) = uri.split_once('?').unwrap_or((uri.as_str(), ""));
+        // nginx forwards the client's own body here only when configured to; a prefix is
+        // scored, the rest ignored (this answer does not carry the body anywhere).
+        let body = read_prefix(body, self.body_limit).await;
+        let mut scored_headers: Vec<(&str, &[u8])> = parts
+            .headers
+            .iter()
+            .filter(|(name, _)| !is_plumbing(name.as_str()))
+            .map(|(n, v)| (n.as_str(), v.as_bytes()))
+            .collect();
+        let original_type = first_header(&parts.headers, &CONTENT_TYPE_HEADERS);
+        if let Some(content_type) = &original_type {
+            scored_headers.push(("content-type", content_type.as_bytes()));
+        }
+        let query_text = compose_request_text(&method, path, query, &body);
+        let score_query = ScoreQuery::with_headers(query_text, scored_headers.into_iter());
+
+        let started = Instant::now();
+        let verdict = self.scorer.score(&score_query).await;
+        let latency = started.elapsed();
+        // Spec 4.3 rule 1: unreachable inference service → 200 (fail-open), always.
+        let decision = decide(self.mode, self.threshold, FailMode::Open, &verdict);
+        if let Err(err) = &verdict {
+            tracing::warn!(error = %err, "scoring failed; passing (fail-open)");
+        }
+        Metrics::observe(&self.metrics.inference_seconds, latency);
+        self.metrics.count_decision(decision, &verdict);
+        let request = RequestFacts { method: &method, path, query, source_ip: self.client_ip(&parts.headers, conn.peer.ip()) };
+        let event = Event::new(request, &verdict, decision, self.mode, latency.as_secs_f64() * 1000.0);
+        self.log(&event);
+
+        let mut resp = match decision.effect {
+            Effect::Kill => {
+                let mut resp = Response::new(Full::new(Bytes::from(block_body_json())));
+                *resp.status_mut() = StatusCode::FORBIDDEN;
+                resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                resp
+            }
+            Effect::Forward | Effect::Refuse => empty(StatusCode::OK),
+        };
+        stamp(resp.headers_mut(), &verdict_headers(&verdict, decision, self.mode));
+        Ok(resp)
+    }
+
+    fn client_ip(&self, headers: &HeaderMap, peer: IpAddr) -> String {
+        source_ip(headers, peer, &self.trusted_proxies).to_string()
+    }
+
+    fn log(&self, event: &Event) {
+        let Some(audit) = &self.audit else { return };
+        match serde_json::to_vec(event) {
+            Ok(line) => {
+                if !audit.write(Bytes::from(line)) {
+                    self.metrics.audit_dropped.inc();
+                }
+            }
+            Err(err) => tracing::error!(error = %err, "verdict not serialisable"),
+        }
+    }
+}
+
+/// Headers that describe the subrequest, not the client's request.
+fn is_plumbing(name: &str) -> bool {
+    name.starts_with("x-original-")
+        || name.starts_with("x-forwarded-")
+        || matches!(name, "x-real-ip" | "content-type" | "content-length")
+}
+
+fn first_header(headers: &HeaderMap, names: &[&str]) -> Option<String> {
+    names
+        .iter()
+        .find_map(|name| headers.get(*name))
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
+        .filter(|v| !v.is_empty())
+}
+
+/// Up to `limit` bytes of the body; a broken or over-long body yields what arrived.
+async fn read_prefix(body: Incoming, limit: usize) -> Bytes {
+    let mut body = body;
+    let mut collected = Vec::new();
+    while collected.len() < limit {
+        match body.frame().await {
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    let room = limit - collected.len();
+                    collected.extend_from_slice(&data[..data.len().min(room)]);
+                }
+            }
+            _ => break,
+        }
+    }
+    Bytes::from(collected)
+}
+
+fn empty(status: StatusCode) -> HttpResponse {
+    let mut resp = Response::new(Full::new(Bytes::new()));
+    *resp.status_mut() = status;
+    resp
+}
+
+/// The auth adapter's second listener (spec 4.3: metrics on 9090).
+pub fn metrics_response(metrics: &Metrics) -> HttpResponse {
+    let mut resp = Response::new(Full::new(Bytes::from(metrics.render_text())));
+    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(crate::metrics::TEXT_CONTENT_TYPE));
+    resp
+}
