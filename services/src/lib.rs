@@ -7,6 +7,7 @@ pub mod config;
 pub mod decision;
 pub mod demo;
 pub mod events;
+pub mod extproc;
 pub mod metrics;
 pub mod proxy;
 pub mod scorer;

@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use services::config::{Cli, Command};
-use services::run::{start_auth, start_inference, start_proxy, start_up, Running, StartError};
+use services::run::{start_auth, start_extproc, start_inference, start_proxy, start_up, Running, StartError};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -63,9 +63,17 @@ async fn run(command: Command) -> ExitCode {
             });
             serve("auth", started).await
         }
-        Command::Extproc(_) => {
-            eprintln!("rampart: settings are valid, but ext_proc is not built yet; `rampart proxy`, `rampart auth`, `rampart up` and `rampart inference` are available");
-            ExitCode::from(2)
+        Command::Extproc(args) => {
+            let started = start_extproc(&args).map(|server| {
+                eprintln!(
+                    "rampart extproc: gRPC on {}, health/metrics on http://{}, {} mode",
+                    server.grpc.addr,
+                    server.http.addr,
+                    args.mode.mode.as_str()
+                );
+                vec![server.grpc, server.http]
+            });
+            serve("extproc", started).await
         }
     }
 }

@@ -10,7 +10,9 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 use crate::auth::{AuthAdapter, AuthParts};
-use crate::config::{AuthArgs, InferenceArgs, ProxyArgs, ProxyOptions, ScorerArgs, UpArgs};
+use crate::extproc::{ExtprocParts, ExtprocService, Processor};
+use proto::ExternalProcessorServer;
+use crate::config::{AuthArgs, ExtprocArgs, InferenceArgs, ProxyArgs, ProxyOptions, ScorerArgs, UpArgs};
 use crate::inference::InferenceService;
 use crate::metrics::Metrics;
 use crate::proxy::{Proxy, ProxyParts};
@@ -143,6 +145,49 @@ pub fn start_auth(args: &AuthArgs) -> Result<AuthServer, StartError> {
         async move { management_response(&req, &metrics) }
     })?;
     Ok(AuthServer { running, metrics })
+}
+
+/// A running ext_proc service: gRPC and its HTTP port.
+pub struct ExtprocServer {
+    pub grpc: Running,
+    pub http: Running,
+}
+
+/// `rampart extproc`.
+pub fn start_extproc(args: &ExtprocArgs) -> Result<ExtprocServer, StartError> {
+    let parts = ExtprocParts {
+        mode: args.mode.mode,
+        threshold: args.scorer.engine.threshold,
+        scorer: build_scorer(&args.scorer)?,
+        metrics: Arc::new(Metrics::new()),
+    };
+    let service = Arc::new(ExtprocService::new(&args.adapter, parts).map_err(StartError::AuditLog)?);
+    let grpc = spawn_grpc(args.addr, service.clone())?;
+    let http = spawn_server(args.http_addr, move |req, _conn| {
+        let service = service.clone();
+        async move { crate::extproc::management::handle(&service, &req) }
+    })?;
+    Ok(ExtprocServer { grpc, http })
+}
+
+/// Serves ExternalProcessor (h2c) on `addr` on a background task.
+fn spawn_grpc(addr: SocketAddr, service: Arc<ExtprocService>) -> Result<Running, StartError> {
+    let listener = net::bind(addr)?;
+    let addr = listener.local_addr().map_err(|source| net::NetError::Bind { addr, source })?;
+    let (tx, rx) = oneshot::channel();
+    let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+    let server = tonic::transport::Server::builder()
+        .tcp_nodelay(true)
+        .add_service(ExternalProcessorServer::new(Processor(service)))
+        .serve_with_incoming_shutdown(incoming, async move {
+            let _ = rx.await;
+        });
+    let task = tokio::spawn(async move {
+        if let Err(err) = server.await {
+            tracing::error!(error = %err, "ext_proc gRPC server stopped");
+        }
+    });
+    Ok(Running { addr, shutdown: Some(tx), task: Some(task) })
 }
 
 /// The auth adapter's metrics listener: `/metrics` and a health route.

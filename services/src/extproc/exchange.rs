@@ -1,0 +1,186 @@
+//! One ext_proc stream = one HTTP request passing through Envoy. Envoy sends the request's
+//! phases in order; each gets exactly one answer. What is scored and when (spec 4.5):
+//! headers with end_of_stream → score at once; otherwise CONTINUE and score the body (the
+//! whole body in BUFFERED mode; chunks are gathered in STREAMED mode and scored at the end,
+//! or at the trailers). Response phases are passed through untouched.
+
+use proto::processing_request::Request as Phase;
+use proto::processing_response::Response as Answer;
+use proto::{
+    BodyResponse, CommonResponse, HeaderMutation, HeaderValue, HeaderValueOption, HeadersResponse, HttpHeaders,
+    HttpStatus, ImmediateResponse, ProcessingRequest, ProcessingResponse, TrailersResponse,
+};
+
+use crate::decision::{Decision, Effect};
+use crate::scorer::{compose_request_text, ScoreError, ScoreQuery, Verdict};
+use crate::waf_headers::{block_body_json, verdict_headers};
+
+/// `HeaderValueOption.append_action`: replace an existing value or add one.
+const OVERWRITE_IF_EXISTS_OR_ADD: i32 = 2;
+
+/// What the exchange needs from its service: a verdict for a composed request.
+pub trait Judge {
+    /// Scores `query` and decides; `Err` when scoring failed (the stream then ends with a gRPC
+    /// error and Envoy's failure_mode_allow decides).
+    fn judge(&self, query: &ScoreQuery, request: &RequestLine) -> impl std::future::Future<Output = Result<Judged, ScoreError>> + Send;
+}
+
+/// A decided request: the verdict headers to add, or a block.
+pub struct Judged {
+    pub decision: Decision,
+    pub headers: Vec<(&'static str, String)>,
+}
+
+impl Judged {
+    pub fn new(verdict: &Result<Verdict, ScoreError>, decision: Decision, mode: crate::config::WafMode) -> Self {
+        Judged { decision, headers: verdict_headers(verdict, decision, mode) }
+    }
+}
+
+/// The request as Envoy described it.
+#[derive(Default)]
+pub struct RequestLine {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+}
+
+#[derive(Default)]
+pub struct Exchange {
+    request: RequestLine,
+    body: Vec<u8>,
+    body_chunks: usize,
+    body_limit: usize,
+    /// The body is still to come; scoring waits for it.
+    awaiting_body: bool,
+}
+
+impl Exchange {
+    pub fn new(body_limit: usize) -> Self {
+        Exchange { body_limit, ..Default::default() }
+    }
+
+    /// The answer to one message.
+    pub async fn answer(&mut self, message: ProcessingRequest, judge: &impl Judge) -> Result<ProcessingResponse, ScoreError> {
+        let answer = match message.request {
+            Some(Phase::RequestHeaders(headers)) => {
+                self.read_headers(&headers);
+                if headers.end_of_stream {
+                    let judged = self.judge(judge).await?;
+                    headers_or_block(judged, self.forged_headers())
+                } else {
+                    self.awaiting_body = true;
+                    Answer::RequestHeaders(HeadersResponse::default())
+                }
+            }
+            Some(Phase::RequestBody(body)) => {
+                self.body_chunks += 1;
+                let room = self.body_limit.saturating_sub(self.body.len());
+                self.body.extend_from_slice(&body.body[..body.body.len().min(room)]);
+                if body.end_of_stream && self.awaiting_body {
+                    self.awaiting_body = false;
+                    let judged = self.judge(judge).await?;
+                    // Header mutations ride on a body answer only while Envoy still holds the
+                    // headers: a body that came whole (BUFFERED). Streamed chunks already let
+                    // the headers go; a block still works then.
+                    body_or_block(judged, self.body_chunks == 1, self.forged_headers())
+                } else {
+                    Answer::RequestBody(BodyResponse::default())
+                }
+            }
+            Some(Phase::RequestTrailers(_)) => {
+                if self.awaiting_body {
+                    self.awaiting_body = false;
+                    match self.judge(judge).await? {
+                        judged if judged.decision.effect == Effect::Kill => block(),
+                        _ => Answer::RequestTrailers(TrailersResponse::default()),
+                    }
+                } else {
+                    Answer::RequestTrailers(TrailersResponse::default())
+                }
+            }
+            Some(Phase::ResponseHeaders(_)) => Answer::ResponseHeaders(HeadersResponse::default()),
+            Some(Phase::ResponseBody(_)) => Answer::ResponseBody(BodyResponse::default()),
+            Some(Phase::ResponseTrailers(_)) => Answer::ResponseTrailers(TrailersResponse::default()),
+            None => return Err(ScoreError::BadAnswer("ProcessingRequest without a phase".into())),
+        };
+        Ok(ProcessingResponse { response: Some(answer), ..Default::default() })
+    }
+
+    fn read_headers(&mut self, headers: &HttpHeaders) {
+        let pairs = headers.headers.iter().flat_map(|map| map.headers.iter());
+        for header in pairs {
+            let value = if header.raw_value.is_empty() {
+                header.value.clone()
+            } else {
+                String::from_utf8_lossy(&header.raw_value).into_owned()
+            };
+            match header.key.as_str() {
+                ":method" => self.request.method = value,
+                ":path" => self.request.path = value,
+                key if key.starts_with(':') => {}
+                key => self.request.headers.push((key.to_ascii_lowercase(), value)),
+            }
+        }
+    }
+
+    fn forged_headers(&self) -> Vec<String> {
+        self.request.headers.iter().filter(|(name, _)| name.starts_with("x-waf-")).map(|(name, _)| name.clone()).collect()
+    }
+
+    async fn judge(&self, judge: &impl Judge) -> Result<Judged, ScoreError> {
+        let (path, query) = self.request.path.split_once('?').unwrap_or((self.request.path.as_str(), ""));
+        let text = compose_request_text(&self.request.method, path, query, &self.body);
+        let scored = ScoreQuery::with_headers(text, self.request.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+        judge.judge(&scored, &self.request).await
+    }
+}
+
+/// Adds the verdict headers and removes whatever X-Waf-* headers the client sent, so an
+/// attacker cannot pre-stamp a request as clean.
+fn mutation(judged: &Judged, forged: Vec<String>) -> Option<CommonResponse> {
+    let set_headers = judged
+        .headers
+        .iter()
+        .map(|(name, value)| HeaderValueOption {
+            header: Some(HeaderValue { key: name.to_string(), raw_value: value.clone().into_bytes(), ..Default::default() }),
+            append_action: OVERWRITE_IF_EXISTS_OR_ADD,
+            ..Default::default()
+        })
+        .collect();
+    let remove_headers = forged.into_iter().filter(|name| !judged.headers.iter().any(|(set, _)| set == name)).collect();
+    Some(CommonResponse {
+        header_mutation: Some(HeaderMutation { set_headers, remove_headers }),
+        ..Default::default()
+    })
+}
+
+fn headers_or_block(judged: Judged, forged: Vec<String>) -> Answer {
+    if judged.decision.effect == Effect::Kill {
+        return block();
+    }
+    Answer::RequestHeaders(HeadersResponse { response: mutation(&judged, forged) })
+}
+
+fn body_or_block(judged: Judged, headers_held: bool, forged: Vec<String>) -> Answer {
+    if judged.decision.effect == Effect::Kill {
+        return block();
+    }
+    Answer::RequestBody(BodyResponse { response: headers_held.then(|| mutation(&judged, forged)).flatten() })
+}
+
+/// Spec 4.5: block = immediate_response 403 with the block body (spec 2.9).
+fn block() -> Answer {
+    let content_type = HeaderValueOption {
+        header: Some(HeaderValue { key: "content-type".into(), raw_value: b"application/json".to_vec(), ..Default::default() }),
+        append_action: OVERWRITE_IF_EXISTS_OR_ADD,
+        ..Default::default()
+    };
+    Answer::ImmediateResponse(ImmediateResponse {
+        status: Some(HttpStatus { code: 403 }),
+        headers: Some(HeaderMutation { set_headers: vec![content_type], ..Default::default() }),
+        body: block_body_json(),
+        details: "rampart_blocked".into(),
+        ..Default::default()
+    })
+}

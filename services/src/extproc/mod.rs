@@ -1,0 +1,152 @@
+//! The ext_proc service (spec 4.4, 4.5): Envoy's external processing filter streams each
+//! request's phases here over gRPC; [`exchange::Exchange`] answers them. Mode is fixed at
+//! start-up (spec 3). A scoring failure ends the stream with a gRPC error so the filter's
+//! `failure_mode_allow` decides (deploy/envoy/envoy.yaml sets it: fail-open).
+
+pub mod exchange;
+pub mod management;
+
+use std::net::IpAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use proto::{ExternalProcessor, ProcessingRequest, ProcessingResponse};
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+
+use crate::client_ip::{source_ip, IpNet};
+use crate::config::{AdapterOptions, FailMode, WafMode};
+use crate::decision::decide;
+use crate::events::{AuditLog, Event, RequestFacts};
+use crate::metrics::Metrics;
+use crate::scorer::{ScoreError, ScoreQuery, Scorer};
+use exchange::{Exchange, Judge, Judged, RequestLine};
+
+pub struct ExtprocService {
+    mode: WafMode,
+    threshold: f32,
+    scorer: Arc<dyn Scorer>,
+    metrics: Arc<Metrics>,
+    audit: Option<AuditLog>,
+    trusted_proxies: Vec<IpNet>,
+    body_limit: usize,
+}
+
+/// What the service is built from besides its settings.
+pub struct ExtprocParts {
+    pub mode: WafMode,
+    pub threshold: f32,
+    pub scorer: Arc<dyn Scorer>,
+    pub metrics: Arc<Metrics>,
+}
+
+/// Envoy sends one message per phase and waits for each answer: a few in flight at most.
+const STREAM_BUFFER: usize = 4;
+
+impl ExtprocService {
+    /// Fails only when the audit log cannot be opened.
+    pub fn new(options: &AdapterOptions, parts: ExtprocParts) -> Result<Self, std::io::Error> {
+        Ok(ExtprocService {
+            mode: parts.mode,
+            threshold: parts.threshold,
+            scorer: parts.scorer,
+            metrics: parts.metrics,
+            audit: AuditLog::open(&options.audit_log)?,
+            trusted_proxies: options.trusted_proxies.0.clone(),
+            body_limit: options.body_limit as usize,
+        })
+    }
+
+    pub fn mode(&self) -> WafMode {
+        self.mode
+    }
+
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+}
+
+/// One stream's view of the service: the verdict logic plus who Envoy is.
+struct StreamJudge {
+    service: Arc<ExtprocService>,
+    envoy: IpAddr,
+}
+
+impl Judge for StreamJudge {
+    async fn judge(&self, query: &ScoreQuery, request: &RequestLine) -> Result<Judged, ScoreError> {
+        let service = &self.service;
+        let started = Instant::now();
+        let verdict = service.scorer.score(query).await;
+        let latency = started.elapsed();
+        Metrics::observe(&service.metrics.inference_seconds, latency);
+        let decision = decide(service.mode, service.threshold, FailMode::Open, &verdict);
+        service.metrics.count_decision(decision, &verdict);
+        let (path, query_string) = request.path.split_once('?').unwrap_or((request.path.as_str(), ""));
+        let headers: hyper::HeaderMap = request
+            .headers
+            .iter()
+            .filter_map(|(n, v)| Some((hyper::header::HeaderName::from_bytes(n.as_bytes()).ok()?, v.parse().ok()?)))
+            .collect();
+        let facts = RequestFacts {
+            method: &request.method,
+            path,
+            query: query_string,
+            source_ip: source_ip(&headers, self.envoy, &service.trusted_proxies).to_string(),
+        };
+        let event = Event::new(facts, &verdict, decision, service.mode, latency.as_secs_f64() * 1000.0);
+        if let Some(audit) = &service.audit {
+            if let Ok(line) = serde_json::to_vec(&event) {
+                if !audit.write(Bytes::from(line)) {
+                    service.metrics.audit_dropped.inc();
+                }
+            }
+        }
+        match verdict {
+            Err(err) => Err(err),
+            Ok(v) => Ok(Judged::new(&Ok(v), decision, service.mode)),
+        }
+    }
+}
+
+/// The gRPC face: `ExternalProcessor/Process`.
+#[derive(Clone)]
+pub struct Processor(pub Arc<ExtprocService>);
+
+type AnswerStream = Pin<Box<dyn tokio_stream::Stream<Item = Result<ProcessingResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl ExternalProcessor for Processor {
+    type ProcessStream = AnswerStream;
+
+    async fn process(&self, request: Request<Streaming<ProcessingRequest>>) -> Result<Response<AnswerStream>, Status> {
+        let envoy = request.remote_addr().map(|a| a.ip()).unwrap_or(IpAddr::from([127, 0, 0, 1]));
+        let mut inbound = request.into_inner();
+        let judge = StreamJudge { service: self.0.clone(), envoy };
+        let (tx, rx) = mpsc::channel(STREAM_BUFFER);
+        tokio::spawn(async move {
+            let mut exchange = Exchange::new(judge.service.body_limit);
+            loop {
+                let message = match inbound.message().await {
+                    Ok(Some(message)) => message,
+                    Ok(None) => break,
+                    Err(status) => {
+                        tracing::debug!(%status, "ext_proc stream ended by Envoy");
+                        break;
+                    }
+                };
+                let answer = exchange.answer(message, &judge).await.map_err(|err| {
+                    tracing::warn!(error = %err, "scoring failed; ending the stream (Envoy's failure_mode_allow decides)");
+                    Status::unavailable(format!("rampart could not score the request: {err}"))
+                });
+                let failed = answer.is_err();
+                if tx.send(answer).await.is_err() || failed {
+                    break;
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+}
