@@ -47,20 +47,20 @@ pub struct AuthParts {
     pub threshold: f32,
     pub scorer: Arc<dyn Scorer>,
     pub metrics: Arc<Metrics>,
+    pub audit: Option<AuditLog>,
 }
 
 impl AuthAdapter {
-    /// Fails only when the audit log cannot be opened.
-    pub fn new(options: &AdapterOptions, parts: AuthParts) -> Result<Self, std::io::Error> {
-        Ok(AuthAdapter {
+    pub fn new(options: &AdapterOptions, parts: AuthParts) -> Self {
+        AuthAdapter {
             mode: parts.mode,
             threshold: parts.threshold,
             scorer: parts.scorer,
             metrics: parts.metrics,
-            audit: AuditLog::open(&options.audit_log)?,
+            audit: parts.audit,
             trusted_proxies: options.trusted_proxies.0.clone(),
             body_limit: options.body_limit as usize,
-        })
+        }
     }
 
     pub async fn handle(&self, req: Request<Incoming>, conn: ConnInfo) -> HttpResponse {
@@ -110,7 +110,9 @@ impl AuthAdapter {
         self.metrics.count_decision(decision, &verdict);
         let request = RequestFacts { method: &method, path, query, source_ip: self.client_ip(&parts.headers, conn.peer.ip()) };
         let event = Event::new(request, &verdict, decision, self.mode, latency.as_secs_f64() * 1000.0);
-        self.log(&event);
+        if let Some(audit) = &self.audit {
+            audit.write_event(&event, &self.metrics);
+        }
 
         let mut resp = match decision.effect {
             Effect::Kill => {
@@ -129,17 +131,6 @@ impl AuthAdapter {
         source_ip(headers, peer, &self.trusted_proxies).to_string()
     }
 
-    fn log(&self, event: &Event) {
-        let Some(audit) = &self.audit else { return };
-        match serde_json::to_vec(event) {
-            Ok(line) => {
-                if !audit.write(Bytes::from(line)) {
-                    self.metrics.audit_dropped.inc();
-                }
-            }
-            Err(err) => tracing::error!(error = %err, "verdict not serialisable"),
-        }
-    }
 }
 
 /// Headers that describe the subrequest, not the client's request.

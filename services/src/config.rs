@@ -295,6 +295,15 @@ pub struct UpArgs {
     pub inference: InferenceArgs,
     #[command(flatten)]
     pub proxy: ProxyOptions,
+    /// nginx auth_request adapter (`/_waf/check`).
+    #[arg(long = "auth-addr", env = "AUTH_ADDR", value_name = "AUTH_ADDR", default_value = "0.0.0.0:8090")]
+    pub auth_addr: SocketAddr,
+    /// Envoy ext_proc gRPC.
+    #[arg(long = "extproc-addr", env = "EXTPROC_ADDR", value_name = "EXTPROC_ADDR", default_value = "0.0.0.0:50051")]
+    pub extproc_addr: SocketAddr,
+    /// The one management listener: combined /metrics, ext_proc's /_waf/health and /api/mode.
+    #[arg(long = "management-addr", env = "MANAGEMENT_ADDR", value_name = "MANAGEMENT_ADDR", default_value = "0.0.0.0:9090")]
+    pub management_addr: SocketAddr,
     /// Listen address of the built-in demo upstream used when TARGET_URL is unset.
     #[arg(long = "demo-addr", env = "DEMO_ADDR", value_name = "DEMO_ADDR", default_value = "127.0.0.1:0")]
     pub demo_addr: SocketAddr,

@@ -42,11 +42,12 @@ async fn run(command: Command) -> ExitCode {
                     None => eprintln!("rampart up: upstream     {}", args.proxy.target_url.as_ref().map(|u| u.to_string()).unwrap_or_default()),
                 }
                 eprintln!("rampart up: inference    http://{}", stack.inference.addr);
+                eprintln!("rampart up: auth adapter http://{}/_waf/check  (nginx auth_request)", stack.auth.addr);
+                eprintln!("rampart up: ext_proc     grpc://{}  (Envoy)", stack.extproc.addr);
+                eprintln!("rampart up: management   http://{}/metrics  (all components; ext_proc health)", stack.management.addr);
                 eprintln!("rampart up: live events  http://{local}/api/events   recent: /api/events/recent   metrics: /metrics");
                 eprintln!("rampart up: dashboard    http://{local}/_waf/dashboard  (lands with the dashboard issue)");
-                let mut all = vec![stack.inference, stack.proxy.running];
-                all.extend(stack.demo);
-                all
+                stack.into_servers()
             });
             serve("up", started).await
         }

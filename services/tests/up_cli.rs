@@ -34,6 +34,7 @@ fn rampart() -> Command {
 async fn up_runs_proxy_inference_and_demo_upstream_in_one_process() {
     let mut child = rampart()
         .args(["up", "--proxy-addr", "127.0.0.1:0", "--inference-addr", "127.0.0.1:0"])
+        .args(["--auth-addr", "127.0.0.1:0", "--extproc-addr", "127.0.0.1:0", "--management-addr", "127.0.0.1:0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -78,6 +79,22 @@ async fn up_runs_proxy_inference_and_demo_upstream_in_one_process() {
     assert_eq!(reply.status, 200);
     assert_eq!(reply.json()["waf"]["x-waf-would-have-killed"], "true");
 
+    // The auth adapter and the management listener run in the same process.
+    let auth: std::net::SocketAddr =
+        url_after("auth adapter").trim_start_matches("http://").trim_end_matches("/_waf/check").parse().unwrap();
+    let mut subrequest = request(Method::GET, "/_waf/check", "");
+    subrequest.headers_mut().insert("x-original-method", "GET".parse().unwrap());
+    subrequest.headers_mut().insert("x-original-uri", "/item?id=1%27%20OR%201%3D1--".parse().unwrap());
+    let verdict = send(auth, subrequest).await;
+    assert_eq!(verdict.status, 200, "shadow mode passes");
+    assert_eq!(verdict.headers["x-waf-would-have-killed"], "true");
+    let management: std::net::SocketAddr =
+        url_after("management").trim_start_matches("http://").trim_end_matches("/metrics").parse().unwrap();
+    let health = send(management, get("/_waf/health")).await.json();
+    assert_eq!(health, serde_json::json!({ "service": "extproc", "status": "ok", "mode": "shadow" }));
+    let metrics = common::proxy::metrics_text(management).await;
+    assert_eq!(common::proxy::sample(&metrics, "waf_requests_total{action=\"shadow_kill\"}"), 2.0, "proxy and auth counted together");
+
     // Every event is also one JSON line on stdout (the default audit log).
     let mut audit = stdout.lines();
     let first: serde_json::Value = serde_json::from_str(&audit.next().unwrap().unwrap()).unwrap();
@@ -86,6 +103,8 @@ async fn up_runs_proxy_inference_and_demo_upstream_in_one_process() {
     let second: serde_json::Value = serde_json::from_str(&audit.next().unwrap().unwrap()).unwrap();
     assert_eq!(second["action"], "shadow_kill");
     assert_eq!(second["detector"], "prompt-injection");
+    let third: serde_json::Value = serde_json::from_str(&audit.next().unwrap().unwrap()).unwrap();
+    assert_eq!(third["path"], "/item", "the auth adapter's verdict line, same writer");
     drop(child);
 }
 
@@ -109,8 +128,10 @@ fn start_up_errors_name_the_setting() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("TARGET_URL") && stderr.contains("https"), "{stderr}");
 
-    let out = rampart().env("WAF_MODE", "blocking").args(["proxy", "--target-url", "http://127.0.0.1:9"]).output().unwrap();
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("WAF_MODE") && stderr.contains("shadow"), "{stderr}");
+    for command in [&["proxy", "--target-url", "http://127.0.0.1:9"][..], &["auth"], &["extproc"]] {
+        let out = rampart().env("WAF_MODE", "blocking").args(command).output().unwrap();
+        assert!(!out.status.success(), "{command:?} must refuse to start");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("WAF_MODE") && stderr.contains("shadow") && stderr.contains("active"), "{command:?}: {stderr}");
+    }
 }

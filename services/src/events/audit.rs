@@ -32,6 +32,8 @@ impl std::str::FromStr for AuditTarget {
 /// at most ~5 KB (path and query are cut at 2 KB), so a stuck sink holds at most ~80 MB.
 const QUEUE_LINES: usize = 16_384;
 
+/// A handle on the writer thread; clones share it (one writer per process keeps lines whole).
+#[derive(Clone)]
 pub struct AuditLog {
     queue: SyncSender<Bytes>,
 }
@@ -47,6 +49,18 @@ impl AuditLog {
         let (queue, lines) = sync_channel(QUEUE_LINES);
         std::thread::Builder::new().name("rampart-audit".into()).spawn(move || write_lines(lines, sink))?;
         Ok(Some(AuditLog { queue }))
+    }
+
+    /// Queues one event as a line, counting it in `metrics` when it had to be dropped.
+    pub fn write_event(&self, event: &super::Event, metrics: &crate::metrics::Metrics) {
+        match serde_json::to_vec(event) {
+            Ok(line) => {
+                if !self.write(Bytes::from(line)) {
+                    metrics.audit_dropped.inc();
+                }
+            }
+            Err(err) => tracing::error!(error = %err, "event not serialisable"),
+        }
     }
 
     /// Queues one line; false when the writer is this far behind and the line was dropped.

@@ -11,7 +11,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
-use bytes::Bytes;
 use proto::{ExternalProcessor, ProcessingRequest, ProcessingResponse};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -41,23 +40,23 @@ pub struct ExtprocParts {
     pub threshold: f32,
     pub scorer: Arc<dyn Scorer>,
     pub metrics: Arc<Metrics>,
+    pub audit: Option<AuditLog>,
 }
 
 /// Envoy sends one message per phase and waits for each answer: a few in flight at most.
 const STREAM_BUFFER: usize = 4;
 
 impl ExtprocService {
-    /// Fails only when the audit log cannot be opened.
-    pub fn new(options: &AdapterOptions, parts: ExtprocParts) -> Result<Self, std::io::Error> {
-        Ok(ExtprocService {
+    pub fn new(options: &AdapterOptions, parts: ExtprocParts) -> Self {
+        ExtprocService {
             mode: parts.mode,
             threshold: parts.threshold,
             scorer: parts.scorer,
             metrics: parts.metrics,
-            audit: AuditLog::open(&options.audit_log)?,
+            audit: parts.audit,
             trusted_proxies: options.trusted_proxies.0.clone(),
             body_limit: options.body_limit as usize,
-        })
+        }
     }
 
     pub fn mode(&self) -> WafMode {
@@ -98,11 +97,7 @@ impl Judge for StreamJudge {
         };
         let event = Event::new(facts, &verdict, decision, service.mode, latency.as_secs_f64() * 1000.0);
         if let Some(audit) = &service.audit {
-            if let Ok(line) = serde_json::to_vec(&event) {
-                if !audit.write(Bytes::from(line)) {
-                    service.metrics.audit_dropped.inc();
-                }
-            }
+            audit.write_event(&event, &service.metrics);
         }
         match verdict {
             Err(err) => Err(err),

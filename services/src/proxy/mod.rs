@@ -39,6 +39,8 @@ pub struct ProxyParts {
     pub threshold: f32,
     pub scorer: Arc<dyn Scorer>,
     pub metrics: Arc<Metrics>,
+    /// Where events are also written (opened from WAF_AUDIT_LOG by the caller).
+    pub audit: Option<AuditLog>,
 }
 
 pub struct Proxy {
@@ -58,11 +60,9 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    /// Fails only when the audit log cannot be opened.
-    pub fn new(options: &ProxyOptions, parts: ProxyParts) -> Result<Self, std::io::Error> {
-        let audit = AuditLog::open(&options.audit_log)?;
+    pub fn new(options: &ProxyOptions, parts: ProxyParts) -> Self {
         let keepalive = Duration::from_secs(options.sse_keepalive_secs);
-        Ok(Proxy {
+        Proxy {
             mode: AtomicU8::new(mode_code(options.mode.mode)),
             threshold: parts.threshold,
             kill_response: options.kill_response,
@@ -74,9 +74,9 @@ impl Proxy {
             admin: AdminPolicy::new(options.admin_allow.0.clone(), options.admin_token.clone()),
             scorer: parts.scorer,
             upstream: Upstream::new(&parts.target, Duration::from_millis(options.upstream_timeout_ms)),
-            events: Arc::new(EventHub::new(parts.metrics.clone(), audit, keepalive)),
+            events: Arc::new(EventHub::new(parts.metrics.clone(), parts.audit, keepalive)),
             metrics: parts.metrics,
-        })
+        }
     }
 
     pub fn mode(&self) -> WafMode {

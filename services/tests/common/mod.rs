@@ -1,6 +1,8 @@
 //! Test helpers: start a real inference service on 127.0.0.1:0 and talk HTTP to it.
 #![allow(dead_code)]
 
+pub mod envoy;
+pub mod nginx;
 pub mod proxy;
 
 use std::path::PathBuf;

@@ -133,7 +133,7 @@ pub fn start_remote_proxy(target: SocketAddr, inference: &str, timeout: Duration
 fn start_with_scorer(target: SocketAddr, extra: &[&str], scorer: Arc<dyn Scorer>) -> TestProxy {
     let options = proxy_options(target, extra);
     let metrics = Arc::new(Metrics::new());
-    let parts = ProxyParts { target: format!("http://{target}").parse().unwrap(), threshold: 0.5, scorer, metrics: metrics.clone() };
+    let parts = ProxyParts { target: format!("http://{target}").parse().unwrap(), threshold: 0.5, scorer, metrics: metrics.clone(), audit: None };
     let server = start_proxy_with(&options, parts).expect("proxy starts");
     let addr = server.running.addr;
     TestProxy { server, addr, metrics }

@@ -1,5 +1,9 @@
 //! Starting servers: bind, build what they need, serve until shutdown. Shared by `main` and
-//! tests.
+//! tests. `rampart up` (everything in one process) is in [`up`].
+
+mod up;
+
+pub use up::{start_up, Stack};
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,7 +16,8 @@ use tokio::task::JoinHandle;
 use crate::auth::{AuthAdapter, AuthParts};
 use crate::extproc::{ExtprocParts, ExtprocService, Processor};
 use proto::ExternalProcessorServer;
-use crate::config::{AuthArgs, ExtprocArgs, InferenceArgs, ProxyArgs, ProxyOptions, ScorerArgs, UpArgs};
+use crate::config::{AuthArgs, ExtprocArgs, InferenceArgs, ProxyArgs, ProxyOptions, ScorerArgs};
+use crate::events::{AuditLog, AuditTarget};
 use crate::inference::InferenceService;
 use crate::metrics::Metrics;
 use crate::proxy::{Proxy, ProxyParts};
@@ -107,9 +112,19 @@ pub fn start_proxy(args: &ProxyArgs) -> Result<ProxyServer, StartError> {
         .target_url
         .clone()
         .ok_or(StartError::Missing("TARGET_URL", "the proxy needs the upstream application's URL (--target-url)"))?;
-    let scorer = build_scorer(&args.scorer)?;
-    let parts = ProxyParts { target, threshold: args.scorer.engine.threshold, scorer, metrics: Arc::new(Metrics::new()) };
+    let parts = ProxyParts {
+        target,
+        threshold: args.scorer.engine.threshold,
+        scorer: build_scorer(&args.scorer)?,
+        metrics: Arc::new(Metrics::new()),
+        audit: open_audit(&args.proxy.audit_log)?,
+    };
     start_proxy_with(&args.proxy, parts)
+}
+
+/// The audit log writer for WAF_AUDIT_LOG (`None` for `off`).
+pub fn open_audit(target: &AuditTarget) -> Result<Option<AuditLog>, StartError> {
+    AuditLog::open(target).map_err(StartError::AuditLog)
 }
 
 /// The inference service at INFERENCE_URL when set, else an engine in this process.
@@ -134,12 +149,9 @@ pub fn start_auth(args: &AuthArgs) -> Result<AuthServer, StartError> {
         threshold: args.scorer.engine.threshold,
         scorer: build_scorer(&args.scorer)?,
         metrics: metrics.clone(),
+        audit: open_audit(&args.adapter.audit_log)?,
     };
-    let adapter = Arc::new(AuthAdapter::new(&args.adapter, parts).map_err(StartError::AuditLog)?);
-    let running = spawn_server(args.addr, move |req, conn| {
-        let adapter = adapter.clone();
-        async move { adapter.handle(req, conn).await }
-    })?;
+    let running = spawn_auth(args.addr, Arc::new(AuthAdapter::new(&args.adapter, parts)))?;
     let metrics = spawn_server(args.metrics_addr, move |req, _conn| {
         let metrics = metrics.clone();
         async move { management_response(&req, &metrics) }
@@ -160,14 +172,28 @@ pub fn start_extproc(args: &ExtprocArgs) -> Result<ExtprocServer, StartError> {
         threshold: args.scorer.engine.threshold,
         scorer: build_scorer(&args.scorer)?,
         metrics: Arc::new(Metrics::new()),
+        audit: open_audit(&args.adapter.audit_log)?,
     };
-    let service = Arc::new(ExtprocService::new(&args.adapter, parts).map_err(StartError::AuditLog)?);
+    let service = Arc::new(ExtprocService::new(&args.adapter, parts));
     let grpc = spawn_grpc(args.addr, service.clone())?;
-    let http = spawn_server(args.http_addr, move |req, _conn| {
+    let http = spawn_extproc_http(args.http_addr, service)?;
+    Ok(ExtprocServer { grpc, http })
+}
+
+fn spawn_auth(addr: SocketAddr, adapter: Arc<AuthAdapter>) -> Result<Running, StartError> {
+    spawn_server(addr, move |req, conn| {
+        let adapter = adapter.clone();
+        async move { adapter.handle(req, conn).await }
+    })
+}
+
+/// The ext_proc HTTP port; under `rampart up` also the one management listener (its metrics
+/// registry is shared by every component there).
+fn spawn_extproc_http(addr: SocketAddr, service: Arc<ExtprocService>) -> Result<Running, StartError> {
+    spawn_server(addr, move |req, _conn| {
         let service = service.clone();
         async move { crate::extproc::management::handle(&service, &req) }
-    })?;
-    Ok(ExtprocServer { grpc, http })
+    })
 }
 
 /// Serves ExternalProcessor (h2c) on `addr` on a background task.
@@ -200,43 +226,9 @@ fn management_response(req: &hyper::Request<hyper::body::Incoming>, metrics: &Me
 }
 
 pub fn start_proxy_with(options: &ProxyOptions, parts: ProxyParts) -> Result<ProxyServer, StartError> {
-    let proxy = Arc::new(Proxy::new(options, parts).map_err(StartError::AuditLog)?);
+    let proxy = Arc::new(Proxy::new(options, parts));
     let handler_proxy = proxy.clone();
     let running = spawn_server(options.addr, move |req, conn| handler_proxy.clone().handle(req, conn))?;
     Ok(ProxyServer { running, proxy })
 }
 
-/// The demo upstream on its own listener.
-pub fn start_demo(addr: SocketAddr) -> Result<Running, StartError> {
-    spawn_server(addr, |req, _conn| crate::demo::handle(req))
-}
-
-/// Everything `rampart up` runs, in start order.
-pub struct Stack {
-    pub inference: Running,
-    pub demo: Option<Running>,
-    pub proxy: ProxyServer,
-}
-
-/// `rampart up`: one engine shared by the inference service and the proxy; the demo upstream
-/// when TARGET_URL is unset.
-pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
-    let engine = Arc::new(Engine::new(args.inference.engine.engine_config())?);
-    let inference = start_inference_with(engine.clone(), args.inference.addr, args.inference.max_body_bytes)?;
-    let (demo, target) = match &args.proxy.target_url {
-        Some(url) => (None, url.clone()),
-        None => {
-            let demo = start_demo(args.demo_addr)?;
-            let url = format!("http://{}", demo.addr).parse().expect("a socket address makes a valid URL");
-            (Some(demo), url)
-        }
-    };
-    let parts = ProxyParts {
-        target,
-        threshold: args.inference.engine.threshold,
-        scorer: Arc::new(InProcessScorer::served_at(engine, format!("http://{}", inference.addr))),
-        metrics: Arc::new(Metrics::new()),
-    };
-    let proxy = start_proxy_with(&args.proxy, parts)?;
-    Ok(Stack { inference, demo, proxy })
-}

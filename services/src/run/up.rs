@@ -1,0 +1,76 @@
+//! `rampart up`: everything in one process, sharing one engine, one metrics registry and one
+//! audit writer — the inference service, the proxy (with the demo upstream when TARGET_URL is
+//! unset), the auth adapter and ext_proc. The auth adapter's and ext_proc's default 9090
+//! listeners would collide, so one management listener serves the combined /metrics, ext_proc's
+//! /_waf/health and /api/mode (the auth adapter's own health stays on its port).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use super::*;
+use crate::auth::{AuthAdapter, AuthParts};
+use crate::config::{AdapterOptions, IpNetList, UpArgs};
+use crate::extproc::{ExtprocParts, ExtprocService};
+use crate::scorer::InProcessScorer;
+
+/// The demo upstream on its own listener.
+pub fn start_demo(addr: SocketAddr) -> Result<Running, StartError> {
+    spawn_server(addr, |req, _conn| crate::demo::handle(req))
+}
+
+/// Everything `rampart up` runs, in start order.
+pub struct Stack {
+    pub inference: Running,
+    pub demo: Option<Running>,
+    pub proxy: ProxyServer,
+    pub auth: Running,
+    pub extproc: Running,
+    pub management: Running,
+}
+
+impl Stack {
+    pub fn into_servers(self) -> Vec<Running> {
+        let mut all = vec![self.inference, self.proxy.running, self.auth, self.extproc, self.management];
+        all.extend(self.demo);
+        all
+    }
+}
+
+pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
+    let engine = Arc::new(Engine::new(args.inference.engine.engine_config())?);
+    let inference = start_inference_with(engine.clone(), args.inference.addr, args.inference.max_body_bytes)?;
+    let (demo, target) = match &args.proxy.target_url {
+        Some(url) => (None, url.clone()),
+        None => {
+            let demo = start_demo(args.demo_addr)?;
+            let url = format!("http://{}", demo.addr).parse().expect("a socket address makes a valid URL");
+            (Some(demo), url)
+        }
+    };
+    let scorer: Arc<dyn Scorer> = Arc::new(InProcessScorer::served_at(engine, format!("http://{}", inference.addr)));
+    let metrics = Arc::new(Metrics::new());
+    let audit = open_audit(&args.proxy.audit_log)?;
+    let threshold = args.inference.engine.threshold;
+    let mode = args.proxy.mode.mode;
+    let proxy = start_proxy_with(
+        &args.proxy,
+        ProxyParts { target, threshold, scorer: scorer.clone(), metrics: metrics.clone(), audit: audit.clone() },
+    )?;
+    // nginx / Envoy usually run beside Rampart: loopback is trusted for their forwarded
+    // headers, plus whatever the proxy trusts.
+    let mut trusted = args.proxy.trusted_proxies.0.clone();
+    trusted.extend(["127.0.0.1", "::1"].map(|ip| ip.parse::<crate::client_ip::IpNet>().expect("a literal address")));
+    let adapter_options = AdapterOptions {
+        trusted_proxies: IpNetList(trusted),
+        audit_log: args.proxy.audit_log.clone(),
+        body_limit: args.proxy.body_limit,
+    };
+    let auth_parts =
+        AuthParts { mode, threshold, scorer: scorer.clone(), metrics: metrics.clone(), audit: audit.clone() };
+    let auth = spawn_auth(args.auth_addr, Arc::new(AuthAdapter::new(&adapter_options, auth_parts)))?;
+    let extproc_parts = ExtprocParts { mode, threshold, scorer, metrics, audit };
+    let service = Arc::new(ExtprocService::new(&adapter_options, extproc_parts));
+    let extproc = spawn_grpc(args.extproc_addr, service.clone())?;
+    let management = spawn_extproc_http(args.management_addr, service)?;
+    Ok(Stack { inference, demo, proxy, auth, extproc, management })
+}

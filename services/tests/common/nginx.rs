@@ -1,0 +1,189 @@
+//! Real nginx for the auth_request tests: renders one of the operator configs in deploy/nginx/
+//! (the very files operators use) with free ports and a private prefix, starts
+//! `nginx -p <prefix> -c <conf>` as a child process, waits until it accepts, and stops it on
+//! Drop. A missing nginx or Lua module fails the test with a pointer to scripts/bootstrap.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use super::workspace_root;
+
+/// The two configs of deploy/nginx/.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Config {
+    /// `auth-request.conf`: plain `auth_request`, method + URI + headers, no body.
+    HeaderOnly,
+    /// `auth-request-body.conf`: Lua access handler, the body is scored too.
+    WithBody,
+}
+
+impl Config {
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Config::HeaderOnly => "auth-request.conf",
+            Config::WithBody => "auth-request-body.conf",
+        }
+    }
+
+    pub fn path(self) -> PathBuf {
+        workspace_root().join("deploy/nginx").join(self.file_name())
+    }
+}
+
+/// The packages scripts/bootstrap installs for these tests (Debian's module paths).
+const NGINX_BIN: &str = "nginx";
+const LUA_MODULES: [&str; 2] = ["/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"];
+
+pub struct Nginx {
+    child: Child,
+    pub addr: SocketAddr,
+    pub prefix: PathBuf,
+    pub config: Config,
+}
+
+impl Nginx {
+    /// `http://127.0.0.1:PORT`
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// nginx's error log so far (for assertion messages).
+    pub fn error_log(&self) -> String {
+        std::fs::read_to_string(self.prefix.join("error.log")).unwrap_or_default()
+    }
+
+    /// nginx's access log so far (the configs log the verdict per request).
+    pub fn access_log(&self) -> String {
+        std::fs::read_to_string(self.prefix.join("access.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // SIGTERM to the master: it stops its worker too (a SIGKILL would orphan the worker,
+        // still holding the port). SIGKILL only if it does not go within 5 s.
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                let _ = std::fs::remove_dir_all(&self.prefix);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.prefix);
+    }
+}
+
+/// A port nobody listens on right now (bound, then released).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// An address where nothing listens: for "the adapter is down".
+pub fn closed_addr() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], free_port()))
+}
+
+/// Panics with a message saying what to install when nginx (or the Lua module the body
+/// config needs) is missing: these tests never skip silently.
+pub fn require(config: Config) {
+    let version = Command::new(NGINX_BIN).arg("-v").output();
+    match version {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => panic!("`nginx -v` failed ({}): {}; run scripts/bootstrap", out.status, String::from_utf8_lossy(&out.stderr)),
+        Err(err) => panic!("nginx not found ({err}): run scripts/bootstrap (it installs Debian's nginx and libnginx-mod-http-lua)"),
+    }
+    if config == Config::WithBody {
+        for module in LUA_MODULES {
+            assert!(
+                Path::new(module).is_file(),
+                "{module} missing: the nginx Lua module is not installed; run scripts/bootstrap (Debian package libnginx-mod-http-lua)"
+            );
+        }
+    }
+}
+
+/// The config file with its placeholders filled in.
+pub fn render(config: Config, prefix: &Path, listen: SocketAddr, auth: SocketAddr, upstream: SocketAddr) -> String {
+    let template = std::fs::read_to_string(config.path()).unwrap_or_else(|e| panic!("{}: {e}", config.path().display()));
+    let text = template
+        .replace("__PREFIX__", &prefix.display().to_string())
+        .replace("__LISTEN__", &listen.to_string())
+        .replace("__RAMPART_AUTH__", &auth.to_string())
+        .replace("__UPSTREAM__", &upstream.to_string());
+    assert!(!text.contains("__"), "a placeholder of {} was left unfilled", config.file_name());
+    text
+}
+
+fn fresh_prefix() -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!("rampart-nginx-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // Run as root, nginx's worker drops to `nobody`: it must be able to enter the prefix.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    dir
+}
+
+/// Starts nginx with `config`, in front of `upstream`, asking the auth adapter at `auth`;
+/// returns once it accepts connections.
+pub fn start(config: Config, auth: SocketAddr, upstream: SocketAddr) -> Nginx {
+    require(config);
+    let prefix = fresh_prefix();
+    // Another process may take the free port before nginx binds it: retry with a new one.
+    for _attempt in 0..3 {
+        let listen = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let conf = prefix.join("nginx.conf");
+        std::fs::write(&conf, render(config, &prefix, listen, auth, upstream)).unwrap();
+        let args = |extra: &[&str]| {
+            let mut cmd = Command::new(NGINX_BIN);
+            cmd.arg("-p").arg(&prefix).arg("-c").arg(&conf).arg("-e").arg(prefix.join("error.log")).args(extra);
+            cmd
+        };
+        let test = args(&["-t", "-q"]).output().expect("nginx runs");
+        assert!(
+            test.status.success(),
+            "nginx rejected {} (rendered at {}): {}{}",
+            config.file_name(),
+            conf.display(),
+            String::from_utf8_lossy(&test.stdout),
+            String::from_utf8_lossy(&test.stderr)
+        );
+        let mut child = args(&["-g", "daemon off;"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nginx starts");
+        let error_log = || std::fs::read_to_string(prefix.join("error.log")).unwrap_or_default();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            // The pid file is written once nginx holds its listening socket; only then can a
+            // connection be told from one to some other process that took the port.
+            if prefix.join("nginx.pid").exists() && TcpStream::connect_timeout(&listen, Duration::from_millis(200)).is_ok() {
+                return Nginx { child, addr: listen, prefix, config };
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                let log = error_log();
+                if log.contains("Address already in use") {
+                    break;
+                }
+                panic!("nginx ({}) exited with {status} before accepting:\n{log}", config.file_name());
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("nginx ({}) did not accept on {listen} within 10 s:\n{}", config.file_name(), error_log());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    panic!("nginx could not bind a free port in 3 attempts");
+}
