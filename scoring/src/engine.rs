@@ -104,6 +104,21 @@ impl Engine {
         self.models.all_ready()
     }
 
+    /// Every enabled detector with its backing: the pattern detectors, and the model ones
+    /// whose model is not disabled (a model still loading counts: it is armed once loaded).
+    pub fn enabled_detectors(&self) -> Vec<(&'static str, crate::detectors::Backing)> {
+        let statuses = self.model_status();
+        crate::detectors::DETECTORS
+            .iter()
+            .enumerate()
+            .filter(|(id, d)| {
+                d.backing == crate::detectors::Backing::Regex
+                    || statuses.iter().any(|(mid, s)| mid == id && *s != crate::models::ModelStatus::Disabled)
+            })
+            .map(|(_, d)| (d.slug, d.backing))
+            .collect()
+    }
+
     pub fn detector(&self, slug: &str) -> Result<DetectorId, EngineError> {
         detector_id(slug).ok_or_else(|| EngineError::UnknownDetector(slug.to_string()))
     }

@@ -115,15 +115,7 @@ impl InferenceService {
         let statuses = self.engine.model_status();
         let ready = statuses.iter().all(|(_, s)| matches!(s, ModelStatus::Ready | ModelStatus::Disabled));
         let path = |id| self.engine.model_path(id).map(|p| p.display().to_string()).unwrap_or_default();
-        let detectors = DETECTORS
-            .iter()
-            .enumerate()
-            .filter(|(id, d)| {
-                d.backing == Backing::Regex
-                    || statuses.iter().any(|(mid, s)| mid == id && *s != ModelStatus::Disabled)
-            })
-            .map(|(_, d)| (d.slug, d.backing))
-            .collect();
+        let detectors = self.engine.enabled_detectors().into_iter().collect();
         let errors = statuses
             .iter()
             .filter_map(|(_, s)| match s {

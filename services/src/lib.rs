@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod client_ip;
 pub mod config;
+pub mod dashboard;
 pub mod decision;
 pub mod demo;
 pub mod events;
@@ -11,6 +12,7 @@ pub mod extproc;
 pub mod metrics;
 pub mod proxy;
 pub mod scorer;
+pub mod stats;
 pub mod waf_headers;
 pub mod eval;
 pub mod http;

@@ -2,6 +2,7 @@
 //! process, or the inference service over HTTP (INFERENCE_URL). The proxy, auth adapter and
 //! ext_proc depend only on [`Scorer`].
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -104,7 +105,12 @@ pub trait Scorer: Send + Sync {
     fn ready(&self) -> bool {
         true
     }
+    /// Enabled detectors and their backing (`model` / `regex`), as inference health lists
+    /// them (spec 2.5); empty when the scorer cannot say.
+    fn detectors(&self) -> DetectorsFuture<'_>;
 }
+
+pub type DetectorsFuture<'a> = Pin<Box<dyn Future<Output = BTreeMap<String, String>> + Send + 'a>>;
 
 /// The engine in this process.
 pub struct InProcessScorer {
@@ -144,6 +150,16 @@ impl Scorer for InProcessScorer {
 
     fn ready(&self) -> bool {
         self.engine.ready()
+    }
+
+    fn detectors(&self) -> DetectorsFuture<'_> {
+        let list = self
+            .engine
+            .enabled_detectors()
+            .into_iter()
+            .map(|(slug, backing)| (slug.to_string(), backing_name(backing)))
+            .collect();
+        Box::pin(std::future::ready(list))
     }
 }
 
@@ -231,6 +247,24 @@ impl Scorer for RemoteScorer {
     fn ready(&self) -> bool {
         self.ready.load(Ordering::Relaxed)
     }
+
+    fn detectors(&self) -> DetectorsFuture<'_> {
+        Box::pin(async move {
+            let Ok(uri) = format!("{}/health", self.base).parse::<Uri>() else { return BTreeMap::new() };
+            let fetch = async {
+                let resp = self.client.get(uri).await.ok()?;
+                let bytes = Limited::new(resp.into_body(), MAX_ANSWER_BYTES).collect().await.ok()?.to_bytes();
+                let health: serde_json::Value = serde_json::from_slice(&bytes).ok()?;
+                let detectors = health.get("detectors")?.as_object()?;
+                Some(detectors.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string()))).collect())
+            };
+            tokio::time::timeout(self.timeout, fetch).await.ok().flatten().unwrap_or_default()
+        })
+    }
+}
+
+fn backing_name(backing: scoring::detectors::Backing) -> String {
+    serde_json::to_value(backing).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
 /// hyper's client errors say "client error (Connect)" at the top; the cause is underneath.

@@ -22,12 +22,12 @@ impl AdminPolicy {
     }
 
     pub fn check(&self, peer: IpAddr, headers: &HeaderMap) -> Result<(), ApiError> {
-        if let Some(token) = &self.token {
-            let presented = headers
+        if self.token.is_some() {
+            let bearer = headers
                 .get(AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
-            if presented.is_some_and(|p| constant_time_eq(p.trim().as_bytes(), token.as_bytes())) {
+            if bearer.is_some_and(|p| self.token_matches(p.trim())) || cookie_token(headers).is_some_and(|c| self.token_matches(c)) {
                 return Ok(());
             }
         }
@@ -41,6 +41,26 @@ impl AdminPolicy {
         };
         Err(ApiError::Forbidden(format!("admin endpoint: {how}")))
     }
+}
+
+impl AdminPolicy {
+    /// The browser's way in: a page load cannot send a bearer header, so the dashboard accepts
+    /// the token once (`?token=`) and keeps it in an HttpOnly, SameSite=Strict cookie (which
+    /// other sites cannot make the browser send: no cross-site mode switch).
+    pub fn token_matches(&self, presented: &str) -> bool {
+        self.token.as_ref().is_some_and(|token| constant_time_eq(presented.as_bytes(), token.as_bytes()))
+    }
+}
+
+pub const ADMIN_COOKIE: &str = "rampart_admin";
+
+fn cookie_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get_all(hyper::header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix(ADMIN_COOKIE)?.strip_prefix('='))
 }
 
 /// Compares without an early exit: the loop always runs over the secret's length, so timing
@@ -71,6 +91,9 @@ mod tests {
         assert!(policy.check("127.0.0.2".parse().unwrap(), &headers).is_err());
         headers.insert(AUTHORIZATION, "Bearer s3cre".parse().unwrap());
         assert!(policy.check("127.0.0.2".parse().unwrap(), &headers).is_err());
+        let mut cookie = HeaderMap::new();
+        cookie.insert(hyper::header::COOKIE, "theme=dark; rampart_admin=s3cret".parse().unwrap());
+        assert!(policy.check("203.0.113.5".parse().unwrap(), &cookie).is_ok());
         let no_token = AdminPolicy::new(vec![], Some(String::new()));
         assert!(no_token.check("127.0.0.1".parse().unwrap(), &headers).is_err());
     }

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::client_ip::canonical;
 use super::{boxed, Proxy, ProxyBody};
 use crate::config::WafMode;
+use crate::dashboard;
 use crate::http::{json_response, read_body, ApiError};
 use crate::metrics::TEXT_CONTENT_TYPE;
 
@@ -52,6 +53,14 @@ pub async fn route(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Rou
             proxy.admin.check(canonical(conn.peer.ip()), req.headers())?;
             Ok(recent(proxy))
         }),
+        "/api/stats" => match *req.method() {
+            Method::GET | Method::HEAD => match proxy.admin.check(canonical(conn.peer.ip()), req.headers()) {
+                Ok(()) => Ok(stats(proxy).await),
+                Err(err) => Err(err),
+            },
+            _ => Err(ApiError::MethodNotAllowed { allow: "GET", detail: "/api/stats accepts GET".into() }),
+        },
+        p if p == dashboard::PREFIX || p.starts_with("/_waf/dashboard/") => only_get(&req, |req| dashboard_asset(proxy, req, conn)),
         "/api/mode" => match *req.method() {
             Method::GET | Method::HEAD => Ok(mode_response(proxy)),
             Method::POST => set_mode(proxy, req, conn).await,
@@ -60,6 +69,38 @@ pub async fn route(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Rou
         _ => return Routed::NotReserved(req),
     };
     Routed::Answered(answer.unwrap_or_else(|err| boxed(err.into_response())))
+}
+
+fn dashboard_asset(proxy: &Proxy, req: &Request<Incoming>, conn: ConnInfo) -> Result<Response<ProxyBody>, ApiError> {
+    let path = req.uri().path();
+    let token = req.uri().query().and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("token=")));
+    if let Some(token) = token {
+        if proxy.admin.token_matches(token) {
+            return Ok(boxed(dashboard::login_redirect(token)));
+        }
+    }
+    proxy.admin.check(canonical(conn.peer.ip()), req.headers())?;
+    let (body, content_type) = dashboard::asset(path).ok_or_else(|| ApiError::NotFound(format!("no dashboard asset {path}")))?;
+    Ok(boxed(dashboard::asset_response(body, content_type)))
+}
+
+/// `/api/stats`: the dashboard's tiles and chart (figures kept server-side, spec 1.8).
+async fn stats(proxy: &Proxy) -> Response<ProxyBody> {
+    #[derive(Serialize)]
+    struct Stats {
+        mode: &'static str,
+        threshold: f32,
+        detectors: std::collections::BTreeMap<String, String>,
+        #[serde(flatten)]
+        figures: crate::stats::Snapshot,
+    }
+    let body = Stats {
+        mode: proxy.mode().as_str(),
+        threshold: proxy.threshold,
+        detectors: proxy.scorer.detectors().await,
+        figures: proxy.stats.snapshot(),
+    };
+    boxed(json_response(StatusCode::OK, &body))
 }
 
 fn only_get(

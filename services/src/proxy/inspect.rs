@@ -21,6 +21,7 @@ use crate::events::{Event, RequestFacts};
 use crate::http::json_response;
 use crate::waf_headers::{format_score, stamp, verdict_headers, BLOCK_BODY};
 use crate::metrics::Metrics;
+use crate::stats::Demo;
 use crate::scorer::{compose_request_text, ScoreError, ScoreQuery, Verdict};
 
 /// What an event records besides the request and the verdict.
@@ -29,6 +30,7 @@ struct RecordContext {
     /// even if the mode is switched while the request is in flight.
     mode: WafMode,
     latency_ms: f64,
+    demo: Option<Demo>,
 }
 
 impl Proxy {
@@ -36,6 +38,7 @@ impl Proxy {
         let started = Instant::now();
         let (mut parts, body) = req.into_parts();
         let mode = self.mode();
+        let demo = parts.headers.remove(Demo::HEADER).and_then(|v| Demo::from_header(v.as_bytes()));
         let buffered = match tokio::time::timeout(self.body_read_timeout, buffer_prefix(body, self.body_limit)).await {
             Ok(Ok(b)) => b,
             failed => {
@@ -47,7 +50,7 @@ impl Proxy {
                 };
                 let decision = Decision { action: Action::Error, effect: Effect::Refuse };
                 let verdict = Ok(Verdict { score: 0.0, reason: why.into(), detector: String::new(), incomplete: None });
-                self.record(&parts, conn, &verdict, decision, RecordContext { mode, latency_ms: 0.0 });
+                self.record(&parts, conn, &verdict, decision, RecordContext { mode, latency_ms: 0.0, demo });
                 return Outcome::Respond(plain_error(status, code, "the request body could not be read"));
             }
         };
@@ -73,7 +76,8 @@ impl Proxy {
             tracing::warn!(error = %err, "scoring failed");
         }
         Metrics::observe(&self.metrics.inference_seconds, inference);
-        self.record(&parts, conn, &verdict, decision, RecordContext { mode, latency_ms: inference.as_secs_f64() * 1000.0 });
+        let latency_ms = inference.as_secs_f64() * 1000.0;
+        self.record(&parts, conn, &verdict, decision, RecordContext { mode, latency_ms, demo });
 
         let outcome = match decision.effect {
             Effect::Kill => self.kill(&verdict),
@@ -110,6 +114,7 @@ impl Proxy {
             source_ip: source_ip(&parts.headers, conn.peer.ip(), &self.trusted_proxies).to_string(),
         };
         let event = Event::new(request, verdict, decision, context.mode, context.latency_ms);
+        self.stats.record(&event, context.demo);
         self.events.publish(&event);
     }
 

@@ -20,12 +20,14 @@ use hyper::{Request, Uri};
 use net::{ConnInfo, Outcome};
 
 pub use crate::client_ip::IpNet;
+pub use admin::ADMIN_COOKIE;
 
 use crate::config::{FailMode, KillResponse, OversizeBody, ProxyOptions, WafMode};
 use crate::events::{AuditLog, EventHub};
 use crate::http::HttpResponse;
 use crate::metrics::Metrics;
 use crate::scorer::Scorer;
+use crate::stats::Stats;
 use admin::AdminPolicy;
 use forward::Upstream;
 
@@ -57,6 +59,7 @@ pub struct Proxy {
     upstream: Upstream,
     events: Arc<EventHub>,
     metrics: Arc<Metrics>,
+    stats: Stats,
 }
 
 impl Proxy {
@@ -76,6 +79,7 @@ impl Proxy {
             upstream: Upstream::new(&parts.target, Duration::from_millis(options.upstream_timeout_ms)),
             events: Arc::new(EventHub::new(parts.metrics.clone(), parts.audit, keepalive)),
             metrics: parts.metrics,
+            stats: Stats::default(),
         }
     }
 
