@@ -17,14 +17,14 @@ pub struct Cli {
 pub enum Command {
     /// Inference service: POST /score, /score/{detector}, /score/all (internal only).
     Inference(InferenceArgs),
-    /// Everything in one process: the proxy (with a demo upstream when TARGET_URL is unset)
-    /// and the inference service; the auth adapter and ext_proc join with their issue.
+    /// Everything in one process: the proxy (with a demo upstream when TARGET_URL is unset),
+    /// the dashboard, the inference service, the auth adapter and ext_proc.
     Up(UpArgs),
     /// Reverse proxy in front of TARGET_URL: scores every request, passes or kills it.
     Proxy(ProxyArgs),
-    /// nginx auth_request adapter (settings validated; the server lands with its issue).
+    /// nginx auth_request adapter: /_waf/check answers 200 or 403 (docs/ADAPTERS.md).
     Auth(AuthArgs),
-    /// Envoy ext_proc service (settings validated; the server lands with its issue).
+    /// Envoy ext_proc service: ExternalProcessor/Process over gRPC (docs/ADAPTERS.md).
     Extproc(ExtprocArgs),
     /// Runs the labelled data pool through the engine and prints TPR/FPR per detector.
     Eval(crate::eval::EvalArgs),

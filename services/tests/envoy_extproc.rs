@@ -11,8 +11,9 @@ use clap::Parser;
 use common::envoy::{render, validate, Envoy};
 use common::proxy::*;
 use common::workspace_root;
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request};
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use services::config::{Cli, Command, ExtprocArgs};
 use services::run::{start_extproc, ExtprocServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -39,26 +40,32 @@ fn the_deploy_config_validates() {
 fn the_istio_filter_matches_the_envoy_config() {
     let envoy = std::fs::read_to_string(workspace_root().join("deploy/envoy/envoy.yaml")).unwrap();
     let istio = std::fs::read_to_string(workspace_root().join("deploy/istio/envoyfilter.yaml")).unwrap();
+    const KEYS: &[&str] = &[
+        "failure_mode_allow:",
+        "message_timeout:",
+        "request_header_mode:",
+        "request_body_mode:",
+        "request_trailer_mode:",
+        "response_header_mode:",
+        "response_body_mode:",
+        "response_trailer_mode:",
+        "key_matcher:",
+        "\"@type\":",
+        "per_connection_buffer_limit_bytes:",
+        "initial_stream_window_size:",
+    ];
     let settings = |text: &str| -> Vec<String> {
-        text.lines()
-            .map(str::trim)
-            .filter(|l| {
-                ["failure_mode_allow:", "message_timeout:", "request_header_mode:", "request_body_mode:", "request_trailer_mode:"]
-                    .iter()
-                    .chain(&["response_header_mode:", "response_body_mode:", "response_trailer_mode:", "key_matcher:", "\"@type\":"])
-                    .any(|k| l.starts_with(k))
-            })
-            .map(String::from)
-            .collect()
+        text.lines().map(str::trim).filter(|l| KEYS.iter().any(|k| l.starts_with(k))).map(String::from).collect()
     };
     let from_envoy = settings(&envoy);
     let from_istio = settings(&istio);
     for line in &from_istio {
         assert!(from_envoy.contains(line), "deploy/istio has `{line}`, deploy/envoy does not");
     }
-    for key in ["failure_mode_allow: true", "request_body_mode: BUFFERED", "key_matcher:"] {
+    for key in KEYS {
         assert!(from_istio.iter().any(|l| l.starts_with(key)), "deploy/istio lacks `{key}`");
     }
+    assert!(from_istio.iter().any(|l| l == "failure_mode_allow: true") && from_istio.iter().any(|l| l == "request_body_mode: BUFFERED"));
     assert!(istio.contains("context: SIDECAR_INBOUND") && istio.contains("operation: INSERT_BEFORE"));
 }
 
@@ -350,4 +357,48 @@ async fn the_http_port_serves_health_mode_and_metrics() {
         assert_eq!(status, 200);
         assert!(metrics.as_str().is_some_and(|t| t.contains("# TYPE")), "{metrics}");
     }
+}
+
+/// HTTP/2 clients (h2c here) get the same verdicts, and the same 1 MiB body limit: an HTTP/2
+/// request's buffer is its stream window, set to 1 MiB in the deploy config.
+#[tokio::test]
+async fn http2_clients_get_the_same_verdicts_and_body_limit() {
+    let s = stack("active").await;
+    let stream = tokio::net::TcpStream::connect(s.envoy.addr).await.unwrap();
+    let (mut sender, conn) = hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream)).await.unwrap();
+    tokio::spawn(conn);
+    let req = |method: Method, path: &str, body: Vec<u8>| {
+        Request::builder().method(method).uri(format!("http://shop.example{path}")).body(Full::new(Bytes::from(body))).unwrap()
+    };
+    let read = |resp: hyper::Response<hyper::body::Incoming>| async move {
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        Reply { status, headers, body: resp.into_body().collect().await.unwrap().to_bytes() }
+    };
+
+    let blocked = read(sender.send_request(req(Method::GET, SQLI, Vec::new())).await.unwrap()).await;
+    assert_block(&blocked);
+    let passed = read(sender.send_request(req(Method::POST, "/people", b"name=O%27Brien".to_vec())).await.unwrap()).await;
+    assert_eq!(passed.status, 200, "{:?}", passed.body);
+    assert_eq!(s.app.last().body, "name=O%27Brien");
+    assert_clean(&s.app.last(), "active");
+
+    let at_limit = read(sender.send_request(req(Method::POST, "/upload", vec![b'b'; 1 << 20])).await.unwrap()).await;
+    assert_eq!(at_limit.status, 200);
+    let over = read(sender.send_request(req(Method::POST, "/upload", vec![b'b'; (1 << 20) + 1])).await.unwrap()).await;
+    assert_eq!(over.status, 413, "{:?}", String::from_utf8_lossy(&over.body));
+    assert_eq!(s.app.count(), 2);
+}
+
+/// Envoy's buffer raised to 8 MiB by an operator, a 5 MiB body starting with an attack: the
+/// body message is over the gRPC server's default 4 MiB decode limit.
+#[tokio::test]
+async fn a_body_over_the_grpc_message_limit_is_not_forwarded_unscored() {
+    let app = upstream().await;
+    let extproc = start_extproc(&extproc_args("active").await).expect("rampart extproc starts");
+    let envoy = Envoy::start_with(extproc.grpc.addr, app.addr, |config| config.replace("1048576", "8388608")).await;
+    let body = format!("q=1%27%20union%20select%20password%20from%20users--&pad={}", "a".repeat(5 << 20));
+    let reply = send(envoy.addr, request(Method::POST, "/upload", &body)).await;
+    assert_eq!(app.count(), 0, "forwarded with {:?}", app.last().headers);
+    assert_block(&reply);
 }

@@ -128,7 +128,11 @@ impl ExternalProcessor for Processor {
                     Ok(Some(message)) => message,
                     Ok(None) => break,
                     Err(status) => {
-                        tracing::debug!(%status, "ext_proc stream ended by Envoy");
+                        // An unreadable message must end the stream with an error, never an
+                        // OK close: Envoy continues an OK-closed request unscored even with
+                        // failure_mode_allow off.
+                        tracing::warn!(%status, "ext_proc message unreadable; ending the stream with an error");
+                        let _ = tx.send(Err(Status::invalid_argument(format!("rampart could not read the message: {}", status.message())))).await;
                         break;
                     }
                 };

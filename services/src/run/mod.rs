@@ -196,6 +196,11 @@ fn spawn_extproc_http(addr: SocketAddr, service: Arc<ExtprocService>) -> Result<
     })
 }
 
+/// Largest ext_proc message accepted: the largest body WAF_BODY_LIMIT_BYTES allows (64 MiB)
+/// plus room for headers. Below tonic's 4 MiB default, a bigger BUFFERED body failed to
+/// decode and the request went on unscored; the body is cut to the limit after decoding.
+const MAX_GRPC_MESSAGE: usize = (64 << 20) + (1 << 20);
+
 /// Serves ExternalProcessor (h2c) on `addr` on a background task.
 fn spawn_grpc(addr: SocketAddr, service: Arc<ExtprocService>) -> Result<Running, StartError> {
     let listener = net::bind(addr)?;
@@ -204,7 +209,7 @@ fn spawn_grpc(addr: SocketAddr, service: Arc<ExtprocService>) -> Result<Running,
     let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
     let server = tonic::transport::Server::builder()
         .tcp_nodelay(true)
-        .add_service(ExternalProcessorServer::new(Processor(service)))
+        .add_service(ExternalProcessorServer::new(Processor(service)).max_decoding_message_size(MAX_GRPC_MESSAGE))
         .serve_with_incoming_shutdown(incoming, async move {
             let _ = rx.await;
         });

@@ -94,9 +94,15 @@ impl Envoy {
     /// Starts Envoy with deploy/envoy/envoy.yaml in front of `upstream`, asking the ext_proc
     /// server at `extproc`, and waits until its listener is up and its clusters are initialised.
     pub async fn start(extproc: SocketAddr, upstream: SocketAddr) -> Envoy {
+        Envoy::start_with(extproc, upstream, |config| config).await
+    }
+
+    /// [`Envoy::start`] with the rendered config passed through `edit` first (a test of a
+    /// setting an operator might change).
+    pub async fn start_with(extproc: SocketAddr, upstream: SocketAddr, edit: impl FnOnce(String) -> String) -> Envoy {
         let dir = scratch_dir();
         let config = dir.join("envoy.yaml");
-        std::fs::write(&config, render(0, 0, extproc, upstream)).unwrap();
+        std::fs::write(&config, edit(render(0, 0, extproc, upstream))).unwrap();
         let admin_file = dir.join("admin-address");
         let child = Command::new(envoy_bin())
             .arg("-c")
