@@ -89,13 +89,36 @@ pub fn parse_request(input: &ScoreInput<'_>, limits: FieldLimits) -> ParsedReque
         if name.eq_ignore_ascii_case("cookie") {
             push_cookies(value, &mut fields, &mut scratch);
         } else if header_is_scored(name) {
-            fields.push(FieldKind::Header, &name.to_ascii_lowercase(), value);
+            let value = if is_page_address(name) { without_plain_origin(value) } else { value.as_str() };
+            if !value.is_empty() {
+                fields.push(FieldKind::Header, &name.to_ascii_lowercase(), value);
+            }
         }
     }
     if !body.is_empty() {
         body::parse_body(body, content_type, &mut fields);
     }
     ParsedRequest { method: method.to_string(), path, fields }
+}
+
+/// Headers a browser fills with the address of the page that made the request.
+fn is_page_address(name: &str) -> bool {
+    name.eq_ignore_ascii_case("referer") || name.eq_ignore_ascii_case("origin")
+}
+
+/// `http://127.0.0.1:8080/cart?x=1` → `/cart?x=1`. The scheme and host of Origin / Referer
+/// name the site the user is on — for an intranet or a local app, a private or loopback
+/// address the SSRF rules would flag on every browser POST. Only a plain host (letters,
+/// digits, `.-:[]`) is dropped: anything stranger in that position is still scored.
+fn without_plain_origin(value: &str) -> &str {
+    let Some(rest) = value.strip_prefix("http://").or_else(|| value.strip_prefix("https://")) else { return value };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let host = &rest[..end];
+    if !host.is_empty() && host.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b':' | b'[' | b']')) {
+        &rest[end..]
+    } else {
+        value
+    }
 }
 
 /// `GET /a?b HTTP/1.1` → (`GET`, `/a?b`); tolerant of a missing method or version.
@@ -209,5 +232,18 @@ mod tests {
         for text in ["", "\n", "?", "GET", " ?&=&=\n\n", "\u{0}\u{ffff}?%", "GET /%%%?%u12&%zz=%"] {
             let _ = parse(text);
         }
+    }
+
+    #[test]
+    fn origin_and_referer_lose_only_a_plain_host() {
+        assert_eq!(without_plain_origin("http://127.0.0.1:8080"), "");
+        assert_eq!(without_plain_origin("http://10.0.0.5/cart?item=3"), "/cart?item=3");
+        assert_eq!(without_plain_origin("https://[::1]:8443/a#b"), "/a#b");
+        assert_eq!(without_plain_origin("http://x' or 1=1--/"), "http://x' or 1=1--/");
+        assert_eq!(without_plain_origin("javascript:alert(1)"), "javascript:alert(1)");
+        let headers = vec![("Origin".to_string(), "http://127.0.0.1:8080".to_string()), ("Referer".to_string(), "http://127.0.0.1:8080/search?q=1' union select 1--".to_string())];
+        let parsed = parse_request(&ScoreInput { request_text: "POST /x\n", headers: &headers }, FieldLimits::default());
+        let values: Vec<&str> = parsed.fields.iter().filter(|f| f.kind == FieldKind::Header).map(|f| f.value).collect();
+        assert_eq!(values, ["/search?q=1' union select 1--"]);
     }
 }

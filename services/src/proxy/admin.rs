@@ -63,6 +63,28 @@ fn cookie_token(headers: &HeaderMap) -> Option<&str> {
         .find_map(|pair| pair.trim().strip_prefix(ADMIN_COOKIE)?.strip_prefix('='))
 }
 
+/// Removes the admin cookie from a request bound for the upstream: the browser sends it with
+/// every request to this origin (Path=/, the admin endpoints live under /api and /_waf), and
+/// the application must never see the token.
+pub fn strip_admin_cookie(headers: &mut HeaderMap) {
+    let cookies: Vec<String> = headers.get_all(hyper::header::COOKIE).iter().filter_map(|v| v.to_str().ok().map(str::to_string)).collect();
+    if !cookies.iter().any(|c| c.contains(ADMIN_COOKIE)) {
+        return;
+    }
+    headers.remove(hyper::header::COOKIE);
+    let kept: Vec<&str> = cookies
+        .iter()
+        .flat_map(|v| v.split(';'))
+        .map(str::trim)
+        .filter(|pair| !pair.is_empty() && pair.split('=').next() != Some(ADMIN_COOKIE))
+        .collect();
+    if !kept.is_empty() {
+        if let Ok(value) = hyper::header::HeaderValue::from_str(&kept.join("; ")) {
+            headers.insert(hyper::header::COOKIE, value);
+        }
+    }
+}
+
 /// Compares without an early exit: the loop always runs over the secret's length, so timing
 /// reveals neither a matching prefix nor how long the secret is relative to the guess.
 fn constant_time_eq(presented: &[u8], secret: &[u8]) -> bool {
@@ -94,6 +116,9 @@ mod tests {
         let mut cookie = HeaderMap::new();
         cookie.insert(hyper::header::COOKIE, "theme=dark; rampart_admin=s3cret".parse().unwrap());
         assert!(policy.check("203.0.113.5".parse().unwrap(), &cookie).is_ok());
+        let mut forwarded = cookie.clone();
+        strip_admin_cookie(&mut forwarded);
+        assert_eq!(forwarded[hyper::header::COOKIE], "theme=dark");
         let no_token = AdminPolicy::new(vec![], Some(String::new()));
         assert!(no_token.check("127.0.0.1".parse().unwrap(), &headers).is_err());
     }

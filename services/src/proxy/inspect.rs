@@ -39,6 +39,7 @@ impl Proxy {
         let (mut parts, body) = req.into_parts();
         let mode = self.mode();
         let demo = parts.headers.remove(Demo::HEADER).and_then(|v| Demo::from_header(v.as_bytes()));
+        super::admin::strip_admin_cookie(&mut parts.headers);
         let buffered = match tokio::time::timeout(self.body_read_timeout, buffer_prefix(body, self.body_limit)).await {
             Ok(Ok(b)) => b,
             failed => {

@@ -134,9 +134,9 @@
     sw.disabled = !mode;
     $("mode-hint").textContent =
       mode === "active"
-        ? "blocking: over-threshold requests are killed"
+        ? "blocking: kills are enforced"
         : mode === "shadow"
-          ? "observing: would-be kills are forwarded and logged"
+          ? "observing: kills only logged"
           : "—";
   }
 
@@ -289,10 +289,11 @@
     });
   }
 
+  /** A round axis top whose half is a whole number too. */
   function niceCeil(n) {
-    if (n <= 5) return 5;
+    if (n <= 4) return 4;
     const mag = 10 ** Math.floor(Math.log10(n));
-    for (const step of [1, 2, 2.5, 5, 10]) if (n <= step * mag) return step * mag;
+    for (const step of [1, 2, 4, 6, 8, 10]) if (n <= step * mag) return step * mag;
     return 10 * mag;
   }
 
@@ -339,25 +340,27 @@
   }
 
   function row(ev) {
-    const action = ACTION_LABEL[ev.action] ? ev.action : "error";
+    const action = Object.prototype.hasOwnProperty.call(ACTION_LABEL, ev.action) ? ev.action : "error";
     const tr = el("tr", `a-${action}`);
-    const tsCell = el("td", "mono", fmtTime(ev.timestamp));
+    const tsCell = el("td", "mono c-time", fmtTime(ev.timestamp));
     tsCell.title = String(ev.timestamp);
-    const ip = el("td", "mono ip", ev.source_ip);
+    const ip = el("td", "mono c-ip", ev.source_ip);
     ip.title = String(ev.source_ip);
-    const method = el("td", "mono", ev.method);
+    const method = el("td", "mono c-method", ev.method);
     const raw = String(ev.path || "") + (ev.query ? "?" + ev.query : "");
-    const path = el("td", "mono path", readable(String(ev.path || "")) + (ev.query ? "?" + readable(String(ev.query)) : ""));
+    const path = el("td", "mono path c-path", readable(String(ev.path || "")) + (ev.query ? "?" + readable(String(ev.query)) : ""));
     path.title = raw;
     const score = Number(ev.score);
-    const scoreCell = el("td", "mono num score", Number.isFinite(score) ? score.toFixed(2) : "—");
+    const scoreCell = el("td", "mono num score c-score", Number.isFinite(score) ? score.toFixed(2) : "—");
     if (score > state.threshold) scoreCell.classList.add("over");
-    const detector = el("td", "detector", ev.detector || "—");
+    // A clean request's near-zero winner is noise: name a detector only when it said something.
+    const named = ev.detector && (action !== "passed" || score >= 0.1);
+    const detector = el("td", "detector c-detector", named ? ev.detector : "—");
     if (ev.reason) detector.title = String(ev.reason);
-    const actionCell = el("td");
-    actionCell.append(el("span", `badge badge-${action}`, ACTION_LABEL[action] || String(ev.action)));
+    const actionCell = el("td", "c-action");
+    actionCell.append(el("span", `badge badge-${action}`, ev.action === action ? ACTION_LABEL[action] : String(ev.action)));
     if (ev.reason) actionCell.title = `${ev.reason} (${ev.mode} mode)`;
-    const latency = el("td", "mono num", fmtMs(Number(ev.latency_ms)));
+    const latency = el("td", "mono num c-latency", fmtMs(Number(ev.latency_ms)));
     tr.append(tsCell, ip, method, path, scoreCell, detector, actionCell, latency);
     return tr;
   }
@@ -513,6 +516,11 @@
     const target = String(item.path);
     const decoded = readable(target);
     if (decoded !== target) card.append(el("p", "decoded mono", `decoded: ${item.method} ${decoded}`));
+    const contentType = Object.entries(item.headers || {}).find(([k]) => k.toLowerCase() === "content-type");
+    if (item.body && contentType && /x-www-form-urlencoded/i.test(contentType[1])) {
+      const body = readable(String(item.body).replace(/\+/g, " "));
+      if (body !== item.body) card.append(el("p", "decoded mono", `decoded body: ${body}`));
+    }
     card.append(el("pre", "request mono", requestText(item, kind)));
     const outcome = el("div", "outcome", "not sent", { "data-outcome": "idle", "aria-live": "polite" });
     card.append(outcome);
