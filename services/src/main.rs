@@ -46,7 +46,7 @@ async fn run(command: Command) -> ExitCode {
                 eprintln!("rampart up: ext_proc     grpc://{}  (Envoy)", stack.extproc.addr);
                 eprintln!("rampart up: management   http://{}/metrics  (all components; ext_proc health)", stack.management.addr);
                 eprintln!("rampart up: live events  http://{local}/api/events   recent: /api/events/recent   metrics: /metrics");
-                eprintln!("rampart up: dashboard    http://{local}/_waf/dashboard  (lands with the dashboard issue)");
+                eprintln!("rampart up: dashboard    http://{local}/_waf/dashboard  (from this machine; docs/DASHBOARD.md)");
                 stack.into_servers()
             });
             serve("up", started).await
