@@ -33,6 +33,11 @@ bench: bootstrap
 bench-proxy: bootstrap
 	scripts/bench-proxy
 
+## nginx + rampart auth and Envoy + rampart extproc vs the bare nginx / Envoy under wrk load (prints figures; no timed assertions).
+.PHONY: bench-adapters
+bench-adapters: bootstrap
+	scripts/bench-adapters
+
 ## Resident memory of the inference service with both models loaded (prints figures).
 memory: bootstrap
 	scripts/model-memory
