@@ -4,10 +4,6 @@
 //! (deploy/nginx/auth-request-body.conf) — the buffered body. The answer is 200 or 403; the
 //! verdict rides on X-Waf-* response headers for `auth_request_set`, and on one audit line.
 
-use std::net::IpAddr;
-use std::sync::Arc;
-use std::time::Instant;
-
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -16,13 +12,11 @@ use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use net::ConnInfo;
 use serde_json::json;
 
-use crate::config::{AdapterOptions, FailMode, WafMode};
-use crate::decision::{decide, Effect};
-use crate::events::{AuditLog, Event, RequestFacts};
+use crate::decision::Effect;
 use crate::http::{json_response, ApiError, HttpResponse};
+use crate::judge::{Judge, Subject};
 use crate::metrics::Metrics;
-use crate::client_ip::{source_ip, IpNet};
-use crate::scorer::{compose_request_text, ScoreQuery, Scorer};
+use crate::scorer::{compose_request_text, ScoreQuery};
 use crate::waf_headers::{block_body_json, stamp, verdict_headers};
 
 /// Header pairs nginx (and other auth-subrequest front ends) use for the original request, in
@@ -32,35 +26,12 @@ const URI_HEADERS: [&str; 3] = ["x-original-uri", "x-forwarded-uri", "x-original
 const CONTENT_TYPE_HEADERS: [&str; 2] = ["x-original-content-type", "content-type"];
 
 pub struct AuthAdapter {
-    mode: WafMode,
-    threshold: f32,
-    scorer: Arc<dyn Scorer>,
-    metrics: Arc<Metrics>,
-    audit: Option<AuditLog>,
-    trusted_proxies: Vec<IpNet>,
-    body_limit: usize,
-}
-
-/// What the adapter is built from besides its settings.
-pub struct AuthParts {
-    pub mode: WafMode,
-    pub threshold: f32,
-    pub scorer: Arc<dyn Scorer>,
-    pub metrics: Arc<Metrics>,
-    pub audit: Option<AuditLog>,
+    judge: Judge,
 }
 
 impl AuthAdapter {
-    pub fn new(options: &AdapterOptions, parts: AuthParts) -> Self {
-        AuthAdapter {
-            mode: parts.mode,
-            threshold: parts.threshold,
-            scorer: parts.scorer,
-            metrics: parts.metrics,
-            audit: parts.audit,
-            trusted_proxies: options.trusted_proxies.0.clone(),
-            body_limit: options.body_limit as usize,
-        }
+    pub fn new(judge: Judge) -> Self {
+        AuthAdapter { judge }
     }
 
     pub async fn handle(&self, req: Request<Incoming>, conn: ConnInfo) -> HttpResponse {
@@ -84,7 +55,7 @@ impl AuthAdapter {
         let (path, query) = uri.split_once('?').unwrap_or((uri.as_str(), ""));
         // nginx forwards the client's own body here only when configured to; a prefix is
         // scored, the rest ignored (this answer does not carry the body anywhere).
-        let body = read_prefix(body, self.body_limit).await;
+        let body = read_prefix(body, self.judge.body_limit).await;
         let mut scored_headers: Vec<(&str, &[u8])> = parts
             .headers
             .iter()
@@ -98,21 +69,9 @@ impl AuthAdapter {
         let query_text = compose_request_text(&method, path, query, &body);
         let score_query = ScoreQuery::with_headers(query_text, scored_headers.into_iter());
 
-        let started = Instant::now();
-        let verdict = self.scorer.score(&score_query).await;
-        let latency = started.elapsed();
         // Spec 4.3 rule 1: unreachable inference service → 200 (fail-open), always.
-        let decision = decide(self.mode, self.threshold, FailMode::Open, &verdict);
-        if let Err(err) = &verdict {
-            tracing::warn!(error = %err, "scoring failed; passing (fail-open)");
-        }
-        Metrics::observe(&self.metrics.inference_seconds, latency);
-        self.metrics.count_decision(decision, &verdict);
-        let request = RequestFacts { method: &method, path, query, source_ip: self.client_ip(&parts.headers, conn.peer.ip()) };
-        let event = Event::new(request, &verdict, decision, self.mode, latency.as_secs_f64() * 1000.0);
-        if let Some(audit) = &self.audit {
-            audit.write_event(&event, &self.metrics);
-        }
+        let subject = Subject { method: &method, path, query, headers: &parts.headers, peer: conn.peer.ip() };
+        let (verdict, decision) = self.judge.judge(&score_query, subject).await;
 
         let mut resp = match decision.effect {
             Effect::Kill => {
@@ -123,14 +82,9 @@ impl AuthAdapter {
             }
             Effect::Forward | Effect::Refuse => empty(StatusCode::OK),
         };
-        stamp(resp.headers_mut(), &verdict_headers(&verdict, decision, self.mode));
+        stamp(resp.headers_mut(), &verdict_headers(&verdict, decision, self.judge.mode));
         Ok(resp)
     }
-
-    fn client_ip(&self, headers: &HeaderMap, peer: IpAddr) -> String {
-        source_ip(headers, peer, &self.trusted_proxies).to_string()
-    }
-
 }
 
 /// Headers that describe the subrequest, not the client's request.

@@ -17,4 +17,5 @@ pub mod waf_headers;
 pub mod eval;
 pub mod http;
 pub mod inference;
+pub mod judge;
 pub mod run;

@@ -9,62 +9,36 @@ pub mod management;
 use std::net::IpAddr;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Instant;
 
 use proto::{ExternalProcessor, ProcessingRequest, ProcessingResponse};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::client_ip::{source_ip, IpNet};
-use crate::config::{AdapterOptions, FailMode, WafMode};
-use crate::decision::decide;
-use crate::events::{AuditLog, Event, RequestFacts};
+use crate::config::WafMode;
+use crate::judge::{Judge, Subject};
 use crate::metrics::Metrics;
-use crate::scorer::{ScoreError, ScoreQuery, Scorer};
-use exchange::{Exchange, Judge, Judged, RequestLine};
+use crate::scorer::{ScoreError, ScoreQuery};
+use exchange::{Exchange, Judged, RequestLine};
 
 pub struct ExtprocService {
-    mode: WafMode,
-    threshold: f32,
-    scorer: Arc<dyn Scorer>,
-    metrics: Arc<Metrics>,
-    audit: Option<AuditLog>,
-    trusted_proxies: Vec<IpNet>,
-    body_limit: usize,
-}
-
-/// What the service is built from besides its settings.
-pub struct ExtprocParts {
-    pub mode: WafMode,
-    pub threshold: f32,
-    pub scorer: Arc<dyn Scorer>,
-    pub metrics: Arc<Metrics>,
-    pub audit: Option<AuditLog>,
+    judge: Judge,
 }
 
 /// Envoy sends one message per phase and waits for each answer: a few in flight at most.
 const STREAM_BUFFER: usize = 4;
 
 impl ExtprocService {
-    pub fn new(options: &AdapterOptions, parts: ExtprocParts) -> Self {
-        ExtprocService {
-            mode: parts.mode,
-            threshold: parts.threshold,
-            scorer: parts.scorer,
-            metrics: parts.metrics,
-            audit: parts.audit,
-            trusted_proxies: options.trusted_proxies.0.clone(),
-            body_limit: options.body_limit as usize,
-        }
+    pub fn new(judge: Judge) -> Self {
+        ExtprocService { judge }
     }
 
     pub fn mode(&self) -> WafMode {
-        self.mode
+        self.judge.mode
     }
 
     pub fn metrics(&self) -> &Arc<Metrics> {
-        &self.metrics
+        &self.judge.metrics
     }
 }
 
@@ -74,34 +48,19 @@ struct StreamJudge {
     envoy: IpAddr,
 }
 
-impl Judge for StreamJudge {
+impl exchange::Judge for StreamJudge {
     async fn judge(&self, query: &ScoreQuery, request: &RequestLine) -> Result<Judged, ScoreError> {
-        let service = &self.service;
-        let started = Instant::now();
-        let verdict = service.scorer.score(query).await;
-        let latency = started.elapsed();
-        Metrics::observe(&service.metrics.inference_seconds, latency);
-        let decision = decide(service.mode, service.threshold, FailMode::Open, &verdict);
-        service.metrics.count_decision(decision, &verdict);
         let (path, query_string) = request.path.split_once('?').unwrap_or((request.path.as_str(), ""));
         let headers: hyper::HeaderMap = request
             .headers
             .iter()
             .filter_map(|(n, v)| Some((hyper::header::HeaderName::from_bytes(n.as_bytes()).ok()?, v.parse().ok()?)))
             .collect();
-        let facts = RequestFacts {
-            method: &request.method,
-            path,
-            query: query_string,
-            source_ip: source_ip(&headers, self.envoy, &service.trusted_proxies).to_string(),
-        };
-        let event = Event::new(facts, &verdict, decision, service.mode, latency.as_secs_f64() * 1000.0);
-        if let Some(audit) = &service.audit {
-            audit.write_event(&event, &service.metrics);
-        }
-        match verdict {
-            Err(err) => Err(err),
-            Ok(v) => Ok(Judged::new(&Ok(v), decision, service.mode)),
+        let subject = Subject { method: &request.method, path, query: query_string, headers: &headers, peer: self.envoy };
+        let mode = self.service.judge.mode;
+        match self.service.judge.judge(query, subject).await {
+            (Err(err), _) => Err(err),
+            (Ok(v), decision) => Ok(Judged::new(&Ok(v), decision, mode)),
         }
     }
 }
@@ -122,7 +81,7 @@ impl ExternalProcessor for Processor {
         let judge = StreamJudge { service: self.0.clone(), envoy };
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         tokio::spawn(async move {
-            let mut exchange = Exchange::new(judge.service.body_limit);
+            let mut exchange = Exchange::new(judge.service.judge.body_limit);
             loop {
                 let message = match inbound.message().await {
                     Ok(Some(message)) => message,

@@ -13,8 +13,9 @@ use thiserror::Error;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::auth::{AuthAdapter, AuthParts};
-use crate::extproc::{ExtprocParts, ExtprocService, Processor};
+use crate::auth::AuthAdapter;
+use crate::extproc::{ExtprocService, Processor};
+use crate::judge::{Judge, JudgeParts};
 use proto::ExternalProcessorServer;
 use crate::config::{AuthArgs, ExtprocArgs, InferenceArgs, ProxyArgs, ProxyOptions, ScorerArgs};
 use crate::events::{AuditLog, AuditTarget};
@@ -144,14 +145,14 @@ pub struct AuthServer {
 /// `rampart auth`.
 pub fn start_auth(args: &AuthArgs) -> Result<AuthServer, StartError> {
     let metrics = Arc::new(Metrics::new());
-    let parts = AuthParts {
+    let parts = JudgeParts {
         mode: args.mode.mode,
         threshold: args.scorer.engine.threshold,
         scorer: build_scorer(&args.scorer)?,
         metrics: metrics.clone(),
         audit: open_audit(&args.adapter.audit_log)?,
     };
-    let running = spawn_auth(args.addr, Arc::new(AuthAdapter::new(&args.adapter, parts)))?;
+    let running = spawn_auth(args.addr, Arc::new(AuthAdapter::new(Judge::new(&args.adapter, parts))))?;
     let metrics = spawn_server(args.metrics_addr, move |req, _conn| {
         let metrics = metrics.clone();
         async move { management_response(&req, &metrics) }
@@ -167,14 +168,14 @@ pub struct ExtprocServer {
 
 /// `rampart extproc`.
 pub fn start_extproc(args: &ExtprocArgs) -> Result<ExtprocServer, StartError> {
-    let parts = ExtprocParts {
+    let parts = JudgeParts {
         mode: args.mode.mode,
         threshold: args.scorer.engine.threshold,
         scorer: build_scorer(&args.scorer)?,
         metrics: Arc::new(Metrics::new()),
         audit: open_audit(&args.adapter.audit_log)?,
     };
-    let service = Arc::new(ExtprocService::new(&args.adapter, parts));
+    let service = Arc::new(ExtprocService::new(Judge::new(&args.adapter, parts)));
     let grpc = spawn_grpc(args.addr, service.clone())?;
     let http = spawn_extproc_http(args.http_addr, service)?;
     Ok(ExtprocServer { grpc, http })

@@ -8,9 +8,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::*;
-use crate::auth::{AuthAdapter, AuthParts};
+use crate::auth::AuthAdapter;
 use crate::config::{AdapterOptions, IpNetList, UpArgs};
-use crate::extproc::{ExtprocParts, ExtprocService};
+use crate::extproc::ExtprocService;
+use crate::judge::{Judge, JudgeParts};
 use crate::scorer::InProcessScorer;
 
 /// The demo upstream on its own listener.
@@ -66,10 +67,10 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
         body_limit: args.proxy.body_limit,
     };
     let auth_parts =
-        AuthParts { mode, threshold, scorer: scorer.clone(), metrics: metrics.clone(), audit: audit.clone() };
-    let auth = spawn_auth(args.auth_addr, Arc::new(AuthAdapter::new(&adapter_options, auth_parts)))?;
-    let extproc_parts = ExtprocParts { mode, threshold, scorer, metrics, audit };
-    let service = Arc::new(ExtprocService::new(&adapter_options, extproc_parts));
+        JudgeParts { mode, threshold, scorer: scorer.clone(), metrics: metrics.clone(), audit: audit.clone() };
+    let auth = spawn_auth(args.auth_addr, Arc::new(AuthAdapter::new(Judge::new(&adapter_options, auth_parts))))?;
+    let extproc_parts = JudgeParts { mode, threshold, scorer, metrics, audit };
+    let service = Arc::new(ExtprocService::new(Judge::new(&adapter_options, extproc_parts)));
     let extproc = spawn_grpc(args.extproc_addr, service.clone())?;
     let management = spawn_extproc_http(args.management_addr, service)?;
     Ok(Stack { inference, demo, proxy, auth, extproc, management })
