@@ -239,9 +239,13 @@ impl Engine {
         if candidates.is_empty() {
             return Ok(DetectorScore { score: 0.0, reason: String::new() });
         }
+        let fields = &analysis.request.fields;
         let mut texts: Vec<String> = candidates
             .iter()
-            .map(|&f| analysis.views.model_text(&analysis.request.fields, f).to_string())
+            .map(|&f| match detector {
+                PROMPT_INJECTION => prompt_text(fields.get(f).map(|field| field.value).unwrap_or("")),
+                _ => analysis.views.model_text(fields, f).to_string(),
+            })
             .collect();
         // Fields beyond the per-request budget are scored joined into the last text rather than
         // dropped: padding a chat with harmless messages must not push an injection out of view.
@@ -255,7 +259,13 @@ impl Engine {
             .iter()
             .enumerate()
             .fold((0, 0.0f32), |(bi, b), (i, &s)| if s > b { (i, s) } else { (bi, b) });
-        let decoded = analysis.views.decoded_fields.get(candidates[best_idx]).is_some_and(|d| d.is_some());
+        let decoded = match detector {
+            PROMPT_INJECTION => {
+                let value = fields.get(candidates[best_idx]).map(|field| field.value).unwrap_or("");
+                prompt_text(value) != value
+            }
+            _ => analysis.views.decoded_fields.get(candidates[best_idx]).is_some_and(|d| d.is_some()),
+        };
         let slug = DETECTORS[detector].slug;
         let reason = if decoded { format!("{slug}:model (decoded)") } else { format!("{slug}:model") };
         Ok(DetectorScore { score: best, reason })
@@ -281,6 +291,18 @@ impl Engine {
             return false;
         }
         looks_like_prose(field.value, self.config.min_prompt_words)
+    }
+}
+
+/// The text an LLM would read: decoded (percent, entities, escapes) but not collapsed. The
+/// decoded view drops comments — right for SQL keywords split by `/**/`, wrong for a prompt,
+/// where an HTML comment is a classic hiding place for an injection the model still reads.
+fn prompt_text(value: &str) -> String {
+    let mut deep = String::new();
+    if crate::normalize::may_need_decoding(value) && crate::normalize::decode_deep(value, &mut deep) {
+        deep
+    } else {
+        value.to_string()
     }
 }
 

@@ -92,3 +92,13 @@ async fn benign_chat_that_mentions_instructions_passes() {
         assert_passed(&format!("GET /ask?q={}\n", form_encode(text))).await;
     }
 }
+
+#[tokio::test]
+async fn injection_hidden_in_an_html_comment_is_caught() {
+    // The decoded view drops comments (SQL keywords split by comments); an LLM reading the
+    // document still reads what the comment says.
+    let document = format!("Quarterly results were strong. <!-- {INJECTION} --> Revenue grew 12% on the year.");
+    assert_blocked(&format!("POST /api/summarize\n{}", serde_json::json!({ "document": document }))).await;
+    let harmless = "Quarterly results were strong. Revenue grew 12% <!-- chart 3 goes here --> and margins held.";
+    assert_passed(&format!("POST /api/summarize\n{}", serde_json::json!({ "document": harmless }))).await;
+}
