@@ -12,6 +12,7 @@ pub const PREFIX: &str = "/_waf/dashboard";
 
 const INDEX: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
+const DEMO_JS: &str = include_str!("assets/demo.js");
 const APP_CSS: &str = include_str!("assets/app.css");
 /// The demo panel's catalogue is data, not code: groups of items with a title, description,
 /// method, path, body and whether the item is an attack.
@@ -25,6 +26,7 @@ pub fn asset(path: &str) -> Option<(&'static str, &'static str)> {
     Some(match path.strip_prefix(PREFIX)? {
         "" | "/" => (INDEX, "text/html; charset=utf-8"),
         "/app.js" => (APP_JS, "text/javascript; charset=utf-8"),
+        "/demo.js" => (DEMO_JS, "text/javascript; charset=utf-8"),
         "/app.css" => (APP_CSS, "text/css; charset=utf-8"),
         "/demos.json" => (DEMOS, "application/json"),
         _ => return None,
@@ -62,6 +64,7 @@ mod tests {
     fn assets_resolve_and_the_catalogue_is_valid_json() {
         assert!(asset("/_waf/dashboard").is_some());
         assert!(asset("/_waf/dashboard/app.js").is_some());
+        assert!(asset("/_waf/dashboard/demo.js").is_some());
         assert!(asset("/_waf/dashboard/nope").is_none());
         assert!(asset("/other").is_none());
         let demos: serde_json::Value = serde_json::from_str(DEMOS).expect("demos.json is JSON");
