@@ -5,7 +5,7 @@
 //! verdict rides on X-Waf-* response headers for `auth_request_set`, and on one audit line.
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
@@ -15,7 +15,6 @@ use serde_json::json;
 use crate::decision::Effect;
 use crate::http::{json_response, ApiError, HttpResponse};
 use crate::judge::{Judge, Subject};
-use crate::metrics::Metrics;
 use crate::scorer::{compose_request_text, ScoreQuery};
 use crate::waf_headers::{block_body_json, stamp, verdict_headers};
 
@@ -55,7 +54,12 @@ impl AuthAdapter {
         let (path, query) = uri.split_once('?').unwrap_or((uri.as_str(), ""));
         // nginx forwards the client's own body here only when configured to; a prefix is
         // scored, the rest ignored (this answer does not carry the body anywhere).
-        let body = read_prefix(body, self.judge.body_limit).await;
+        let limit = self.judge.body_limit;
+        let body = match crate::proxy::buffer_prefix(body, limit).await {
+            Ok(buffered) => buffered.prefix.slice(..buffered.prefix.len().min(limit)),
+            // A broken-off body: score what there is (nginx gave up on this request anyway).
+            Err(_) => Bytes::new(),
+        };
         let mut scored_headers: Vec<(&str, &[u8])> = parts
             .headers
             .iter()
@@ -102,33 +106,8 @@ fn first_header(headers: &HeaderMap, names: &[&str]) -> Option<String> {
         .filter(|v| !v.is_empty())
 }
 
-/// Up to `limit` bytes of the body; a broken or over-long body yields what arrived.
-async fn read_prefix(body: Incoming, limit: usize) -> Bytes {
-    let mut body = body;
-    let mut collected = Vec::new();
-    while collected.len() < limit {
-        match body.frame().await {
-            Some(Ok(frame)) => {
-                if let Ok(data) = frame.into_data() {
-                    let room = limit - collected.len();
-                    collected.extend_from_slice(&data[..data.len().min(room)]);
-                }
-            }
-            _ => break,
-        }
-    }
-    Bytes::from(collected)
-}
-
 fn empty(status: StatusCode) -> HttpResponse {
     let mut resp = Response::new(Full::new(Bytes::new()));
     *resp.status_mut() = status;
-    resp
-}
-
-/// The auth adapter's second listener (spec 4.3: metrics on 9090).
-pub fn metrics_response(metrics: &Metrics) -> HttpResponse {
-    let mut resp = Response::new(Full::new(Bytes::from(metrics.render_text())));
-    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(crate::metrics::TEXT_CONTENT_TYPE));
     resp
 }

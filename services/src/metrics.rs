@@ -143,6 +143,13 @@ impl Metrics {
     }
 }
 
+/// `GET /metrics` on any listener.
+pub fn metrics_response(metrics: &Metrics) -> crate::http::HttpResponse {
+    let mut resp = hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from(metrics.render_text())));
+    resp.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static(TEXT_CONTENT_TYPE));
+    resp
+}
+
 pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 fn openmetrics_to_prometheus_text(input: &str) -> String {

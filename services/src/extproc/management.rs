@@ -14,7 +14,7 @@ pub fn handle(service: &ExtprocService, req: &Request<Incoming>) -> HttpResponse
         ("/_waf/health", &Method::GET | &Method::HEAD) => {
             Ok(json_response(StatusCode::OK, &json!({ "service": "extproc", "status": "ok", "mode": mode })))
         }
-        ("/metrics", &Method::GET | &Method::HEAD) => Ok(crate::auth::metrics_response(service.metrics())),
+        ("/metrics", &Method::GET | &Method::HEAD) => Ok(crate::metrics::metrics_response(service.metrics())),
         ("/api/mode", &Method::GET | &Method::HEAD) => Ok(json_response(StatusCode::OK, &json!({ "mode": mode }))),
         ("/api/mode", _) => Err(ApiError::MethodNotAllowed {
             allow: "GET",

@@ -1,6 +1,5 @@
 //! The proxy's own endpoints: health, metrics, mode, events.
 
-use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
@@ -13,7 +12,6 @@ use super::{boxed, Proxy, ProxyBody};
 use crate::config::WafMode;
 use crate::dashboard;
 use crate::http::{json_response, read_body, ApiError};
-use crate::metrics::TEXT_CONTENT_TYPE;
 
 pub enum Routed {
     Answered(Response<ProxyBody>),
@@ -127,9 +125,7 @@ fn health(proxy: &Proxy) -> Response<ProxyBody> {
 }
 
 fn metrics(proxy: &Proxy) -> Response<ProxyBody> {
-    let mut resp = Response::new(Full::new(Bytes::from(proxy.metrics.render_text())));
-    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static(TEXT_CONTENT_TYPE));
-    boxed(resp)
+    boxed(crate::metrics::metrics_response(&proxy.metrics))
 }
 
 fn mode_response(proxy: &Proxy) -> Response<ProxyBody> {

@@ -21,6 +21,7 @@ use net::{ConnInfo, Outcome};
 
 pub use crate::client_ip::IpNet;
 pub use admin::ADMIN_COOKIE;
+pub(crate) use body::buffer_prefix;
 
 use crate::config::{FailMode, KillResponse, OversizeBody, ProxyOptions, WafMode};
 use crate::events::{AuditLog, EventHub};

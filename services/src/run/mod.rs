@@ -231,7 +231,7 @@ fn spawn_grpc(addr: SocketAddr, service: Arc<ExtprocService>) -> Result<Running,
 /// The auth adapter's metrics listener: `/metrics` and a health route.
 fn management_response(req: &hyper::Request<hyper::body::Incoming>, metrics: &Metrics) -> crate::http::HttpResponse {
     match req.uri().path() {
-        "/metrics" => crate::auth::metrics_response(metrics),
+        "/metrics" => crate::metrics::metrics_response(metrics),
         "/_waf/health" => crate::http::json_response(hyper::StatusCode::OK, &serde_json::json!({ "status": "ok" })),
         path => crate::http::ApiError::NotFound(format!("no route for {path}; try /metrics")).into_response(),
     }
