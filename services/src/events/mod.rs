@@ -181,10 +181,6 @@ impl EventHub {
         Bytes::from(out)
     }
 
-    pub fn audit(&self) -> Option<&AuditLog> {
-        self.audit.as_ref()
-    }
-
     pub fn subscriber_count(&self) -> usize {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).subscribers.iter().filter(|tx| !tx.is_closed()).count()
     }

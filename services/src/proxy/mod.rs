@@ -96,10 +96,6 @@ impl Proxy {
         self.mode.store(mode_code(mode), Ordering::Relaxed);
     }
 
-    pub fn events(&self) -> &Arc<EventHub> {
-        &self.events
-    }
-
     pub async fn handle(self: Arc<Self>, req: Request<Incoming>, conn: ConnInfo) -> Outcome<ProxyBody> {
         match api::route(&self, req, conn).await {
             api::Routed::Answered(resp) => Outcome::Respond(resp),
