@@ -230,6 +230,7 @@ impl Engine {
             breakdown,
             models_skipped,
             model_error,
+            partial: Vec::new(),
         }
     }
 

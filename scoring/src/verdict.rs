@@ -26,6 +26,11 @@ pub struct ScoreAll {
     /// A model that should have run could not (still loading, queue full...). Pattern results
     /// are still valid; callers decide whether that counts as a scoring failure.
     pub model_error: Option<ModelError>,
+    /// Work bounds that were hit while scoring (slugs such as `arena-cap`, `decode-rounds`,
+    /// `model-budget:sqli`): some bytes were not scored in full, so a low score is not a pass.
+    /// Empty when everything was scored. Policy (WAF_ON_PARTIAL) decides what a partial
+    /// verdict means.
+    pub partial: Vec<String>,
 }
 
 /// Per-detector scores in catalog order; serialises as `{slug: score}`.
@@ -50,11 +55,16 @@ impl Serialize for Breakdown {
 
 impl Serialize for ScoreAll {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(4))?;
+        let mut map = s.serialize_map(None)?;
         map.serialize_entry("score", &round4(self.score))?;
         map.serialize_entry("reason", &self.reason)?;
         map.serialize_entry("detector", self.detector)?;
         map.serialize_entry("breakdown", &self.breakdown)?;
+        // Beyond the spec's four keys, only when something was not scored in full: the
+        // remote scorer carries it into the verdict so policy sees it on every front door.
+        if !self.partial.is_empty() {
+            map.serialize_entry("partial", &self.partial.join(","))?;
+        }
         map.end()
     }
 }

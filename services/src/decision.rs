@@ -80,6 +80,7 @@ mod tests {
             reason: String::new(),
             detector: String::new(),
             incomplete: incomplete.then(|| "model-loading".to_string()),
+            partial: None,
         })
     }
 

@@ -23,10 +23,18 @@ use scoring::{Engine, ScoreInput};
 /// What is scored: the spec's request_text plus the headers of interest.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ScoreQuery {
+    /// Who sent the request (client IP as the front door resolved it): the model queue
+    /// shares work fairly between clients. Not part of what is scored.
+    #[serde(skip)]
+    pub client: Option<String>,
     pub request_text: String,
     /// `(name, value)` in arrival order; credentials are never included.
     #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "headers_as_map")]
     pub headers: Vec<(String, String)>,
+    /// Bounds the front door hit before scoring (`body-budget`, `content-encoding:<t>`,
+    /// `charset:<label>`, ...): what was scored is not the whole request.
+    #[serde(skip)]
+    pub partial: Vec<String>,
 }
 
 impl ScoreQuery {
@@ -37,7 +45,7 @@ impl ScoreQuery {
             .filter(|(name, _)| name.eq_ignore_ascii_case("content-type") || scoring::request::header_is_scored(name))
             .map(|(name, value)| (name.to_string(), String::from_utf8_lossy(value).into_owned()))
             .collect();
-        ScoreQuery { request_text, headers }
+        ScoreQuery { request_text, headers, ..Default::default() }
     }
 }
 
@@ -80,6 +88,9 @@ pub struct Verdict {
     /// Set when a model could not give its opinion (loading, overloaded): the score covers
     /// the pattern detectors only.
     pub incomplete: Option<String>,
+    /// Set when some of the request was not scored in full (comma-separated slugs from the
+    /// front door and the engine). Policy (WAF_ON_PARTIAL) decides what it means.
+    pub partial: Option<String>,
 }
 
 /// Why no verdict came back. Every variant is the scorer's side failing, never the client's.
@@ -140,6 +151,7 @@ impl Scorer for InProcessScorer {
                 reason: all.reason,
                 detector: all.detector.to_string(),
                 incomplete: all.model_error.map(|e| e.to_string()),
+                partial: join_partial(&query.partial, &all.partial),
             })
         })
     }
@@ -184,6 +196,9 @@ struct ScoreAllAnswer {
     reason: String,
     #[serde(default)]
     detector: String,
+    /// The engine's partial slugs, comma-separated (absent when everything was scored).
+    #[serde(default)]
+    partial: Option<String>,
 }
 
 impl RemoteScorer {
@@ -226,7 +241,14 @@ impl RemoteScorer {
         if !(0.0..=1.0).contains(&answer.score) {
             return Err(ScoreError::BadAnswer(format!("score {} is outside 0..1", answer.score)));
         }
-        Ok(Verdict { score: answer.score, reason: answer.reason, detector: answer.detector, incomplete })
+        let engine_partial: Vec<String> = answer.partial.iter().flat_map(|p| p.split(',')).map(str::to_string).collect();
+        Ok(Verdict {
+            score: answer.score,
+            reason: answer.reason,
+            detector: answer.detector,
+            incomplete,
+            partial: join_partial(&query.partial, &engine_partial),
+        })
     }
 }
 
@@ -261,6 +283,13 @@ impl Scorer for RemoteScorer {
             tokio::time::timeout(self.timeout, fetch).await.ok().flatten().unwrap_or_default()
         })
     }
+}
+
+/// The front door's and the engine's partial slugs as one header-safe list; None when both
+/// are empty.
+pub fn join_partial(front_door: &[String], engine: &[String]) -> Option<String> {
+    let all: Vec<&str> = front_door.iter().chain(engine).map(String::as_str).collect();
+    (!all.is_empty()).then(|| all.join(","))
 }
 
 fn backing_name(backing: scoring::detectors::Backing) -> String {

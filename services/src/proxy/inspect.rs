@@ -50,7 +50,7 @@ impl Proxy {
                     _ => (StatusCode::BAD_REQUEST, "body_read_failed", "client:body-read-failed"),
                 };
                 let decision = Decision { action: Action::Error, effect: Effect::Refuse };
-                let verdict = Ok(Verdict { score: 0.0, reason: why.into(), detector: String::new(), incomplete: None });
+                let verdict = Ok(Verdict { score: 0.0, reason: why.into(), detector: String::new(), incomplete: None, partial: None });
                 self.record(&parts, conn, &verdict, decision, RecordContext { mode, latency_ms: 0.0, demo });
                 return Outcome::Respond(plain_error(status, code, "the request body could not be read"));
             }
@@ -67,6 +67,7 @@ impl Proxy {
                 reason: "body-limit:exceeded".into(),
                 detector: "body-limit".into(),
                 incomplete: None,
+                partial: None,
             })
         } else {
             self.scorer.score(&query).await
