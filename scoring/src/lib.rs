@@ -9,6 +9,7 @@ pub mod models;
 pub mod normalize;
 pub mod patterns;
 pub mod request;
+pub mod transport;
 pub mod verdict;
 pub mod views;
 

@@ -14,6 +14,7 @@
 pub mod form;
 pub mod json;
 pub mod multipart;
+pub mod part_encoding;
 pub mod raw;
 pub mod xml;
 

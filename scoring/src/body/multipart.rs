@@ -3,13 +3,18 @@
 //! by the part name, or is parsed recursively (bounded by `FieldLimits::max_depth`) when the
 //! part has a structured Content-Type of its own (JSON, XML, form, nested multipart).
 //!
+//! A part's Content-Transfer-Encoding (quoted-printable, base64) and charset are undone first
+//! (`part_encoding`): the value scored is the one the application reads.
+//!
 //! The boundary comes from the Content-Type's `boundary=` parameter or is sniffed from the
 //! first line (`--boundary`). Delimiters only count at the start of a line; LF-only line
 //! endings are accepted. A part without a header/body separator, a non-blank preamble or
 //! epilogue are pushed as `BodyRaw` so nothing is lost.
 
+use super::part_encoding::{decode_part, PartEncoding};
 use super::{content_type_kind, is_plain_name, parse_body_at, raw};
 use crate::fields::{FieldKind, Fields};
+use crate::transport::charset::charset_param;
 
 /// Longest boundary accepted (RFC 2046 says 70).
 const MAX_BOUNDARY: usize = 200;
@@ -118,6 +123,7 @@ fn parse_part(part: &str, fields: &mut Fields, depth: usize) {
     };
     let mut name = "";
     let mut part_type = None;
+    let mut transfer_encoding = None;
     for line in headers.split('\n') {
         let line = line.strip_suffix('\r').unwrap_or(line);
         let Some((hname, value)) = line.split_once(':') else { continue };
@@ -132,6 +138,8 @@ fn parse_part(part: &str, fields: &mut Fields, depth: usize) {
             }
         } else if hname.eq_ignore_ascii_case("content-type") {
             part_type = Some(value.trim());
+        } else if hname.eq_ignore_ascii_case("content-transfer-encoding") {
+            transfer_encoding = Some(value);
         }
     }
     if !name.is_empty() && !is_plain_name(name) {
@@ -140,6 +148,9 @@ fn parse_part(part: &str, fields: &mut Fields, depth: usize) {
     if content.is_empty() {
         return;
     }
+    let charset = part_type.and_then(charset_param);
+    let decoded = decode_part(content, PartEncoding { transfer_encoding, charset: charset.as_deref() });
+    let content = decoded.as_deref().unwrap_or(content);
     if part_type.and_then(content_type_kind).is_some() {
         parse_body_at(content, part_type, fields, depth + 1);
     } else {
@@ -266,6 +277,18 @@ mod tests {
         let mut fields = Fields::with_limits(FieldLimits::default());
         assert!(parse_multipart(&body, None, &mut fields));
         assert!(fields.iter().any(|f| f.value.contains("payload")));
+    }
+
+    #[test]
+    fn encoded_parts_are_scored_decoded() {
+        let body = "--b\r\nContent-Disposition: form-data; name=\"c\"\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n\
+            =3Cscript=3Ealert(1)=3C/scr=\r\nipt=3E\r\n\
+            --b\r\nContent-Disposition: form-data; name=\"d\"\r\nContent-Type: application/json\r\nContent-Transfer-Encoding: BASE64\r\n\r\n\
+            eyJxIjoiMScgb3IgJzEnPScxIn0=\r\n--b--\r\n";
+        let (ok, v) = parse(body, Some("multipart/form-data; boundary=b"));
+        assert!(ok);
+        assert!(v.contains(&field(FieldKind::BodyValue, "c", "<script>alert(1)</script>")), "{v:?}");
+        assert!(v.contains(&field(FieldKind::BodyValue, "q", "1' or '1'='1")), "{v:?}");
     }
 
     #[test]
