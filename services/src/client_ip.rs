@@ -1,6 +1,9 @@
-//! Who sent a request. CF-Connecting-IP, X-Real-IP and X-Forwarded-For are believed only
-//! when the socket peer is a configured trusted proxy: anyone can send those headers, and a
-//! believed forgery would pin an attacker's events on someone else's address.
+//! Who sent a request. One header names the client (WAF_CLIENT_IP_HEADER), and it is believed
+//! only when the socket peer is a configured trusted proxy: anyone can send those headers, and a
+//! believed forgery would pin an attacker's events on someone else's address. Only the one
+//! configured header is read: if several were consulted in a fixed order, a client could add
+//! the higher-ranked one (say CF-Connecting-IP behind a proxy that only rewrites
+//! X-Forwarded-For) and choose its own address.
 
 use std::net::IpAddr;
 use std::str::FromStr;
@@ -60,15 +63,56 @@ pub fn any_contains(nets: &[IpNet], ip: IpAddr) -> bool {
     nets.iter().any(|n| n.contains(ip))
 }
 
+/// Which request header names the client when the peer is a trusted proxy
+/// (WAF_CLIENT_IP_HEADER).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClientIpHeader {
+    /// The rightmost X-Forwarded-For entry that is not a trusted proxy.
+    #[default]
+    XForwardedFor,
+    /// X-Real-IP (nginx `proxy_set_header X-Real-IP $remote_addr`).
+    XRealIp,
+    /// CF-Connecting-IP (Cloudflare).
+    CfConnectingIp,
+    /// True-Client-IP (Akamai, Cloudflare Enterprise).
+    TrueClientIp,
+    /// No header: the socket peer is the client.
+    None,
+}
+
+impl ClientIpHeader {
+    fn single_value_header(self) -> Option<&'static str> {
+        match self {
+            ClientIpHeader::XRealIp => Some("x-real-ip"),
+            ClientIpHeader::CfConnectingIp => Some("cf-connecting-ip"),
+            ClientIpHeader::TrueClientIp => Some("true-client-ip"),
+            ClientIpHeader::XForwardedFor | ClientIpHeader::None => None,
+        }
+    }
+}
+
+/// Who may name the client, and in which header.
+#[derive(Clone, Debug, Default)]
+pub struct ClientIpPolicy {
+    pub trusted: Vec<IpNet>,
+    pub header: ClientIpHeader,
+}
+
 /// The client address for events and logs.
-pub fn source_ip(headers: &HeaderMap, peer: IpAddr, trusted: &[IpNet]) -> IpAddr {
+pub fn source_ip(headers: &HeaderMap, peer: IpAddr, policy: &ClientIpPolicy) -> IpAddr {
     let peer = canonical(peer);
-    if !any_contains(trusted, peer) {
+    let trusted = policy.trusted.as_slice();
+    if !any_contains(trusted, peer) || policy.header == ClientIpHeader::None {
         return peer;
     }
-    let single = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).and_then(|v| v.trim().parse::<IpAddr>().ok());
-    if let Some(ip) = single("cf-connecting-ip").or_else(|| single("x-real-ip")) {
-        return canonical(ip);
+    if let Some(name) = policy.header.single_value_header() {
+        // Exactly one value: a repeated header means something upstream appended instead of
+        // replacing, and the first copy may be the client's.
+        let mut values = headers.get_all(name).iter();
+        return match (values.next(), values.next()) {
+            (Some(v), None) => v.to_str().ok().and_then(|v| v.trim().parse::<IpAddr>().ok()).map(canonical).unwrap_or(peer),
+            _ => peer,
+        };
     }
     // Rightmost address not belonging to our own proxies: entries left of it were written by
     // the client and prove nothing.
@@ -105,19 +149,33 @@ mod tests {
         assert!("nope".parse::<IpNet>().is_err());
     }
 
+    fn policy(trusted: &[&str], header: ClientIpHeader) -> ClientIpPolicy {
+        ClientIpPolicy { trusted: nets(trusted), header }
+    }
+
     #[test]
-    fn forwarded_headers_only_from_trusted_peers() {
+    fn forwarded_headers_only_from_trusted_peers_and_only_the_configured_one() {
         let mut headers = HeaderMap::new();
         headers.insert("x-forwarded-for", "6.6.6.6, 203.0.113.7, 10.0.0.5".parse().unwrap());
-        let trusted = nets(&["10.0.0.0/8"]);
+        let xff = policy(&["10.0.0.0/8"], ClientIpHeader::XForwardedFor);
         let from_lb: IpAddr = "10.0.0.9".parse().unwrap();
         let from_internet: IpAddr = "198.51.100.1".parse().unwrap();
-        assert_eq!(source_ip(&headers, from_lb, &trusted), "203.0.113.7".parse::<IpAddr>().unwrap());
-        assert_eq!(source_ip(&headers, from_internet, &trusted), from_internet);
+        assert_eq!(source_ip(&headers, from_lb, &xff), "203.0.113.7".parse::<IpAddr>().unwrap());
+        assert_eq!(source_ip(&headers, from_internet, &xff), from_internet);
+        // A client-added X-Real-IP or CF-Connecting-IP does not outrank the configured header.
         headers.insert("x-real-ip", "192.0.2.44".parse().unwrap());
-        assert_eq!(source_ip(&headers, from_lb, &trusted), "192.0.2.44".parse::<IpAddr>().unwrap());
         headers.insert("cf-connecting-ip", "192.0.2.55".parse().unwrap());
-        assert_eq!(source_ip(&headers, from_lb, &trusted), "192.0.2.55".parse::<IpAddr>().unwrap());
-        assert_eq!(source_ip(&headers, from_lb, &[]), from_lb);
+        assert_eq!(source_ip(&headers, from_lb, &xff), "203.0.113.7".parse::<IpAddr>().unwrap());
+        let real = policy(&["10.0.0.0/8"], ClientIpHeader::XRealIp);
+        assert_eq!(source_ip(&headers, from_lb, &real), "192.0.2.44".parse::<IpAddr>().unwrap());
+        let cf = policy(&["10.0.0.0/8"], ClientIpHeader::CfConnectingIp);
+        assert_eq!(source_ip(&headers, from_lb, &cf), "192.0.2.55".parse::<IpAddr>().unwrap());
+        let tci = policy(&["10.0.0.0/8"], ClientIpHeader::TrueClientIp);
+        assert_eq!(source_ip(&headers, from_lb, &tci), from_lb, "absent header: the peer");
+        let none = policy(&["10.0.0.0/8"], ClientIpHeader::None);
+        assert_eq!(source_ip(&headers, from_lb, &none), from_lb);
+        assert_eq!(source_ip(&headers, from_lb, &policy(&[], ClientIpHeader::XRealIp)), from_lb);
+        headers.append("x-real-ip", "192.0.2.99".parse().unwrap());
+        assert_eq!(source_ip(&headers, from_lb, &real), from_lb, "two X-Real-IP values prove nothing");
     }
 }

@@ -191,6 +191,18 @@ fn parse_ip_nets(s: &str) -> Result<IpNetList, String> {
     s.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::parse).collect::<Result<_, _>>().map(IpNetList)
 }
 
+/// A comma-separated list of host names.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct HostList(pub Vec<String>);
+
+fn parse_host_list(s: &str) -> Result<HostList, String> {
+    let names: Vec<String> = s.split(',').map(str::trim).filter(|h| !h.is_empty()).map(str::to_ascii_lowercase).collect();
+    match names.iter().find(|h| h.contains(['/', ':', ' ', '@'])) {
+        Some(bad) => Err(format!("`{bad}` is not a host name (no scheme, port or path)")),
+        None => Ok(HostList(names)),
+    }
+}
+
 /// Settings of the inline proxy (shared by `rampart proxy` and `rampart up`).
 #[derive(Clone, Debug, Args)]
 pub struct ProxyOptions {
@@ -221,9 +233,17 @@ pub struct ProxyOptions {
     /// X-Forwarded-For are believed for an event's source_ip. Empty: nobody's.
     #[arg(long = "trusted-proxies", env = "WAF_TRUSTED_PROXIES", value_name = "WAF_TRUSTED_PROXIES", default_value = "", value_parser = parse_ip_nets)]
     pub trusted_proxies: IpNetList,
+    /// The header a trusted proxy names the client in: x-forwarded-for (rightmost entry that
+    /// is not a trusted proxy), x-real-ip, cf-connecting-ip, true-client-ip, or none.
+    #[arg(long = "client-ip-header", env = "WAF_CLIENT_IP_HEADER", value_name = "WAF_CLIENT_IP_HEADER", value_enum, default_value = "x-forwarded-for")]
+    pub client_ip_header: crate::client_ip::ClientIpHeader,
     /// Peers (IPs or CIDRs) allowed on admin endpoints without a token.
     #[arg(long = "admin-allow", env = "WAF_ADMIN_ALLOW", value_name = "WAF_ADMIN_ALLOW", default_value = "127.0.0.1,::1", value_parser = parse_ip_nets)]
     pub admin_allow: IpNetList,
+    /// Host names (comma-separated) an allowed peer may use for the admin endpoints besides IP
+    /// literals and loopback names; anything else is refused (DNS rebinding).
+    #[arg(long = "admin-hosts", env = "WAF_ADMIN_HOSTS", value_name = "WAF_ADMIN_HOSTS", default_value = "", value_parser = parse_host_list)]
+    pub admin_hosts: HostList,
     /// Bearer token that opens the admin endpoints from any peer.
     #[arg(long = "admin-token", env = "WAF_ADMIN_TOKEN", value_name = "WAF_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
@@ -253,6 +273,9 @@ pub struct AdapterOptions {
     /// proxy usually runs on the same host, hence loopback by default.
     #[arg(long = "trusted-proxies", env = "WAF_TRUSTED_PROXIES", value_name = "WAF_TRUSTED_PROXIES", default_value = "127.0.0.1,::1", value_parser = parse_ip_nets)]
     pub trusted_proxies: IpNetList,
+    /// The header a trusted proxy names the client in (see the proxy's setting).
+    #[arg(long = "client-ip-header", env = "WAF_CLIENT_IP_HEADER", value_name = "WAF_CLIENT_IP_HEADER", value_enum, default_value = "x-forwarded-for")]
+    pub client_ip_header: crate::client_ip::ClientIpHeader,
     /// One JSON line per verdict: `stdout`, `off`, or a file path (appended).
     #[arg(long = "audit-log", env = "WAF_AUDIT_LOG", value_name = "WAF_AUDIT_LOG", default_value = "stdout")]
     pub audit_log: crate::events::AuditTarget,
@@ -263,9 +286,9 @@ pub struct AdapterOptions {
 
 #[derive(Clone, Debug, Args)]
 pub struct AuthArgs {
-    #[arg(long = "auth-addr", env = "AUTH_ADDR", value_name = "AUTH_ADDR", default_value = "0.0.0.0:8090")]
+    #[arg(long = "auth-addr", env = "AUTH_ADDR", value_name = "AUTH_ADDR", default_value = "127.0.0.1:8090")]
     pub addr: SocketAddr,
-    #[arg(long = "auth-metrics-addr", env = "AUTH_METRICS_ADDR", value_name = "AUTH_METRICS_ADDR", default_value = "0.0.0.0:9090")]
+    #[arg(long = "auth-metrics-addr", env = "AUTH_METRICS_ADDR", value_name = "AUTH_METRICS_ADDR", default_value = "127.0.0.1:9090")]
     pub metrics_addr: SocketAddr,
     #[command(flatten)]
     pub mode: ModeArgs,
@@ -277,9 +300,9 @@ pub struct AuthArgs {
 
 #[derive(Clone, Debug, Args)]
 pub struct ExtprocArgs {
-    #[arg(long = "extproc-addr", env = "EXTPROC_ADDR", value_name = "EXTPROC_ADDR", default_value = "0.0.0.0:50051")]
+    #[arg(long = "extproc-addr", env = "EXTPROC_ADDR", value_name = "EXTPROC_ADDR", default_value = "127.0.0.1:50051")]
     pub addr: SocketAddr,
-    #[arg(long = "extproc-http-addr", env = "EXTPROC_HTTP_ADDR", value_name = "EXTPROC_HTTP_ADDR", default_value = "0.0.0.0:9090")]
+    #[arg(long = "extproc-http-addr", env = "EXTPROC_HTTP_ADDR", value_name = "EXTPROC_HTTP_ADDR", default_value = "127.0.0.1:9090")]
     pub http_addr: SocketAddr,
     #[command(flatten)]
     pub mode: ModeArgs,
@@ -296,13 +319,13 @@ pub struct UpArgs {
     #[command(flatten)]
     pub proxy: ProxyOptions,
     /// nginx auth_request adapter (`/_waf/check`).
-    #[arg(long = "auth-addr", env = "AUTH_ADDR", value_name = "AUTH_ADDR", default_value = "0.0.0.0:8090")]
+    #[arg(long = "auth-addr", env = "AUTH_ADDR", value_name = "AUTH_ADDR", default_value = "127.0.0.1:8090")]
     pub auth_addr: SocketAddr,
     /// Envoy ext_proc gRPC.
-    #[arg(long = "extproc-addr", env = "EXTPROC_ADDR", value_name = "EXTPROC_ADDR", default_value = "0.0.0.0:50051")]
+    #[arg(long = "extproc-addr", env = "EXTPROC_ADDR", value_name = "EXTPROC_ADDR", default_value = "127.0.0.1:50051")]
     pub extproc_addr: SocketAddr,
     /// The one management listener: combined /metrics, ext_proc's /_waf/health and /api/mode.
-    #[arg(long = "management-addr", env = "MANAGEMENT_ADDR", value_name = "MANAGEMENT_ADDR", default_value = "0.0.0.0:9090")]
+    #[arg(long = "management-addr", env = "MANAGEMENT_ADDR", value_name = "MANAGEMENT_ADDR", default_value = "127.0.0.1:9090")]
     pub management_addr: SocketAddr,
     /// Listen address of the built-in demo upstream used when TARGET_URL is unset.
     #[arg(long = "demo-addr", env = "DEMO_ADDR", value_name = "DEMO_ADDR", default_value = "127.0.0.1:0")]

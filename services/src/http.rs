@@ -30,6 +30,8 @@ pub enum ApiError {
     BodyRead(String),
     #[error("{0}")]
     Forbidden(String),
+    #[error("{0}")]
+    UnsupportedMediaType(String),
 }
 
 impl ApiError {
@@ -44,6 +46,7 @@ impl ApiError {
             ApiError::BodyRead(_) => (StatusCode::BAD_REQUEST, "body_read_failed"),
             ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
             ApiError::Forbidden(_) => (StatusCode::FORBIDDEN, "admin_forbidden"),
+            ApiError::UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
         }
     }
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use hyper::HeaderMap;
 
-use crate::client_ip::{source_ip, IpNet};
+use crate::client_ip::{source_ip, ClientIpPolicy};
 use crate::config::{AdapterOptions, FailMode, WafMode};
 use crate::decision::{decide, Decision};
 use crate::events::{AuditLog, Event, RequestFacts};
@@ -31,7 +31,7 @@ pub struct Judge {
     scorer: Arc<dyn Scorer>,
     pub metrics: Arc<Metrics>,
     audit: Option<AuditLog>,
-    trusted_proxies: Vec<IpNet>,
+    client_ip: ClientIpPolicy,
     /// Body bytes scored; the rest is ignored.
     pub body_limit: usize,
 }
@@ -54,7 +54,7 @@ impl Judge {
             scorer: parts.scorer,
             metrics: parts.metrics,
             audit: parts.audit,
-            trusted_proxies: options.trusted_proxies.0.clone(),
+            client_ip: ClientIpPolicy { trusted: options.trusted_proxies.0.clone(), header: options.client_ip_header },
             body_limit: options.body_limit as usize,
         }
     }
@@ -74,7 +74,7 @@ impl Judge {
                 method: subject.method,
                 path: subject.path,
                 query: subject.query,
-                source_ip: source_ip(subject.headers, subject.peer, &self.trusted_proxies).to_string(),
+                source_ip: source_ip(subject.headers, subject.peer, &self.client_ip).to_string(),
             };
             audit.write_event(&Event::new(facts, &verdict, decision, self.mode, latency.as_secs_f64() * 1000.0), &self.metrics);
         }

@@ -47,6 +47,10 @@ async fn run(command: Command) -> ExitCode {
                 eprintln!("rampart up: management   http://{}/metrics  (all components; ext_proc health)", stack.management.addr);
                 eprintln!("rampart up: live events  http://{local}/api/events   recent: /api/events/recent   metrics: /metrics");
                 eprintln!("rampart up: dashboard    http://{local}/_waf/dashboard  (from this machine; docs/DASHBOARD.md)");
+                let internal = [stack.inference.addr, stack.auth.addr, stack.extproc.addr, stack.management.addr];
+                if internal.iter().all(|a| a.ip().is_loopback()) {
+                    eprintln!("rampart up: only the proxy takes outside traffic; to expose another listener set its address, e.g. AUTH_ADDR=0.0.0.0:8090, EXTPROC_ADDR=0.0.0.0:50051, MANAGEMENT_ADDR=0.0.0.0:9090 (docs/PROXY.md)");
+                }
                 stack.into_servers()
             });
             serve("up", started).await
@@ -60,6 +64,9 @@ async fn run(command: Command) -> ExitCode {
                     server.metrics.addr,
                     args.mode.mode.as_str()
                 );
+                if server.running.addr.ip().is_loopback() {
+                    eprintln!("rampart auth: loopback only; for nginx on another host set AUTH_ADDR=0.0.0.0:8090 (docs/NGINX.md)");
+                }
                 vec![server.running, server.metrics]
             });
             serve("auth", started).await
@@ -72,6 +79,9 @@ async fn run(command: Command) -> ExitCode {
                     server.http.addr,
                     args.mode.mode.as_str()
                 );
+                if server.grpc.addr.ip().is_loopback() {
+                    eprintln!("rampart extproc: loopback only; for Envoy on another host or pod set EXTPROC_ADDR=0.0.0.0:50051 (docs/ENVOY.md)");
+                }
                 vec![server.grpc, server.http]
             });
             serve("extproc", started).await

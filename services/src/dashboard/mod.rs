@@ -45,13 +45,20 @@ pub fn asset_response(body: &'static str, content_type: &'static str) -> Respons
 }
 
 /// `?token=` accepted: keep it in a cookie and drop it from the address bar.
-pub fn login_redirect(token: &str) -> Response<Full<Bytes>> {
+/// Rampart's own path prefixes: the admin cookie is sent to these only (one cookie per path),
+/// never to the application behind the proxy.
+const COOKIE_PATHS: [&str; 2] = ["/_waf", "/api"];
+
+pub fn login_redirect(token: &str, secure: bool) -> Response<Full<Bytes>> {
     let mut resp = Response::new(Full::new(Bytes::new()));
     *resp.status_mut() = StatusCode::SEE_OTHER;
     resp.headers_mut().insert(LOCATION, HeaderValue::from_static(PREFIX));
-    let cookie = format!("{}={token}; Path=/; HttpOnly; SameSite=Strict", crate::proxy::ADMIN_COOKIE);
-    if let Ok(value) = HeaderValue::from_str(&cookie) {
-        resp.headers_mut().insert(SET_COOKIE, value);
+    let secure = if secure { "; Secure" } else { "" };
+    for path in COOKIE_PATHS {
+        let cookie = format!("{}={token}; Path={path}; HttpOnly; SameSite=Strict{secure}", crate::proxy::ADMIN_COOKIE);
+        if let Ok(value) = HeaderValue::from_str(&cookie) {
+            resp.headers_mut().append(SET_COOKIE, value);
+        }
     }
     resp
 }

@@ -4,7 +4,9 @@
 use std::fs::OpenOptions;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -28,14 +30,19 @@ impl std::str::FromStr for AuditTarget {
     }
 }
 
-/// Lines waiting for the writer before new ones are dropped (and counted). An event line is
-/// at most ~5 KB (path and query are cut at 2 KB), so a stuck sink holds at most ~80 MB.
+/// Lines waiting for the writer before new ones are dropped (and counted).
 const QUEUE_LINES: usize = 16_384;
+/// Bytes waiting for the writer before new lines are dropped (and counted): a stuck sink holds
+/// at most this much, whatever the line sizes (a line is at most
+/// [`super::caps::MAX_EVENT_BYTES`]).
+pub const QUEUE_BYTES: usize = 8 << 20;
 
 /// A handle on the writer thread; clones share it (one writer per process keeps lines whole).
 #[derive(Clone)]
 pub struct AuditLog {
     queue: SyncSender<Bytes>,
+    /// Bytes queued and not yet written.
+    queued: Arc<AtomicUsize>,
 }
 
 impl AuditLog {
@@ -47,8 +54,10 @@ impl AuditLog {
             AuditTarget::File(path) => Box::new(OpenOptions::new().create(true).append(true).open(path)?),
         };
         let (queue, lines) = sync_channel(QUEUE_LINES);
-        std::thread::Builder::new().name("rampart-audit".into()).spawn(move || write_lines(lines, sink))?;
-        Ok(Some(AuditLog { queue }))
+        let queued = Arc::new(AtomicUsize::new(0));
+        let written = queued.clone();
+        std::thread::Builder::new().name("rampart-audit".into()).spawn(move || write_lines(lines, sink, &written))?;
+        Ok(Some(AuditLog { queue, queued }))
     }
 
     /// Queues one event as a line, counting it in `metrics` when it had to be dropped.
@@ -65,15 +74,22 @@ impl AuditLog {
 
     /// Queues one line; false when the writer is this far behind and the line was dropped.
     pub fn write(&self, json: Bytes) -> bool {
+        let size = json.len();
+        if self.queued.fetch_add(size, Ordering::Relaxed) + size > QUEUE_BYTES {
+            self.queued.fetch_sub(size, Ordering::Relaxed);
+            return false;
+        }
         match self.queue.try_send(json) {
             Ok(()) => true,
-            Err(TrySendError::Full(_)) => false,
-            Err(TrySendError::Disconnected(_)) => false,
+            Err(TrySendError::Full(_)) | Err(TrySendError::Disconnected(_)) => {
+                self.queued.fetch_sub(size, Ordering::Relaxed);
+                false
+            }
         }
     }
 }
 
-fn write_lines(lines: Receiver<Bytes>, sink: Box<dyn Write + Send>) {
+fn write_lines(lines: Receiver<Bytes>, sink: Box<dyn Write + Send>, queued: &AtomicUsize) {
     let mut out = BufWriter::with_capacity(64 * 1024, sink);
     while let Ok(first) = lines.recv() {
         let mut next = Some(first);
@@ -83,6 +99,7 @@ fn write_lines(lines: Receiver<Bytes>, sink: Box<dyn Write + Send>) {
             if let Err(err) = ok {
                 tracing::error!(error = %err, "audit log write failed");
             }
+            queued.fetch_sub(line.len(), Ordering::Relaxed);
             next = lines.try_recv().ok();
         }
         if let Err(err) = out.flush() {

@@ -2,10 +2,12 @@
 //! `/api/events/recent`, fanned out to `/api/events` subscribers, and written to the audit log.
 
 mod audit;
+pub mod caps;
 mod sse;
 mod time;
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -30,6 +32,12 @@ pub const REPLAY_ON_CONNECT: usize = 200;
 /// Messages a subscriber may fall behind before it is dropped (it reconnects and gets the
 /// replay); the proxy never waits for a reader.
 pub const SUBSCRIBER_BUFFER: usize = 1024;
+/// Bytes (replay included) a subscriber may hold unread before it is dropped: with events of
+/// up to [`caps::MAX_EVENT_BYTES`], counting items alone would allow 1024 × 5 KB each.
+pub const SUBSCRIBER_BYTES: usize = 1 << 20;
+/// Live `/api/events` streams at once; one more is answered 503. With the byte budget this
+/// bounds all subscribers together at 32 MiB.
+pub const MAX_SUBSCRIBERS: usize = 32;
 
 /// Spec 2.1, plus `detector` and `query` (the dashboard shows both).
 #[derive(Clone, Debug, Serialize)]
@@ -46,10 +54,10 @@ pub struct Event {
     pub detector: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub query: String,
+    /// Fields cut to their byte cap ([`caps`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub truncated: Vec<&'static str>,
 }
-
-/// Events keep this much of a path or query: enough to read an attack, bounded memory.
-const EVENT_TEXT_LIMIT: usize = 2048;
 
 /// The request an event describes.
 pub struct RequestFacts<'a> {
@@ -71,31 +79,28 @@ impl Event {
             Ok(v) => (v.score, v.reason.clone(), v.detector.clone()),
             Err(err) => (0.0, format!("error:{}", error_code(err)), String::new()),
         };
+        let mut truncated = Vec::new();
         Event {
             timestamp: rfc3339_utc(std::time::SystemTime::now()),
-            method: request.method.to_string(),
-            path: truncate(request.path),
-            source_ip: request.source_ip,
+            method: caps::capped("method", request.method, caps::METHOD, &mut truncated),
+            path: caps::capped("path", request.path, caps::PATH, &mut truncated),
+            source_ip: caps::capped("source_ip", &request.source_ip, caps::SOURCE_IP, &mut truncated),
             score: scoring::verdict::round4(score),
-            reason,
+            reason: caps::capped("reason", &reason, caps::REASON, &mut truncated),
             mode: mode.as_str(),
             action: decision.action.as_str(),
             latency_ms: (latency_ms * 1000.0).round() / 1000.0,
-            detector,
-            query: truncate(request.query),
+            detector: caps::capped("detector", &detector, caps::DETECTOR, &mut truncated),
+            query: caps::capped("query", request.query, caps::QUERY, &mut truncated),
+            truncated,
         }
     }
 }
 
-fn truncate(text: &str) -> String {
-    if text.len() <= EVENT_TEXT_LIMIT {
-        return text.to_string();
-    }
-    let mut end = EVENT_TEXT_LIMIT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
+/// One live subscriber: its channel and the bytes queued for it but not yet written out.
+struct Subscriber {
+    tx: mpsc::Sender<Bytes>,
+    pending: Arc<AtomicUsize>,
 }
 
 pub struct EventHub {
@@ -109,7 +114,7 @@ pub struct EventHub {
 struct Inner {
     /// Serialised events, oldest first.
     ring: VecDeque<Bytes>,
-    subscribers: Vec<mpsc::Sender<Bytes>>,
+    subscribers: Vec<Subscriber>,
 }
 
 impl EventHub {
@@ -138,15 +143,24 @@ impl EventHub {
         }
         inner.ring.push_back(json);
         let mut dropped = 0u64;
-        // A full buffer means the reader is not keeping up: dropping its sender ends its
-        // stream; the browser's EventSource reconnects and gets the replay.
-        inner.subscribers.retain(|tx| match tx.try_send(message.clone()) {
-            Ok(()) => true,
-            Err(TrySendError::Full(_)) => {
+        // A full buffer (items or bytes) means the reader is not keeping up: dropping its
+        // sender ends its stream; the browser's EventSource reconnects and gets the replay.
+        inner.subscribers.retain(|sub| {
+            if sub.pending.load(Ordering::Relaxed) + message.len() > SUBSCRIBER_BYTES {
                 dropped += 1;
-                false
+                return false;
             }
-            Err(TrySendError::Closed(_)) => false,
+            match sub.tx.try_send(message.clone()) {
+                Ok(()) => {
+                    sub.pending.fetch_add(message.len(), Ordering::Relaxed);
+                    true
+                }
+                Err(TrySendError::Full(_)) => {
+                    dropped += 1;
+                    false
+                }
+                Err(TrySendError::Closed(_)) => false,
+            }
         });
         if dropped > 0 {
             self.metrics.sse_dropped.inc_by(dropped);
@@ -154,16 +168,24 @@ impl EventHub {
     }
 
     /// A live stream: the most recent events first (up to 200), then everything published
-    /// after, with no gap or duplicate between the two (both happen under one lock).
-    pub fn subscribe(&self) -> SseBody {
+    /// after, with no gap or duplicate between the two (both happen under one lock). `None`
+    /// when [`MAX_SUBSCRIBERS`] streams are already open.
+    pub fn subscribe(&self) -> Option<SseBody> {
         let (tx, rx) = mpsc::channel(SUBSCRIBER_BUFFER);
+        let pending = Arc::new(AtomicUsize::new(0));
         let replay: VecDeque<Bytes> = {
             let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-            inner.subscribers.push(tx);
+            inner.subscribers.retain(|sub| !sub.tx.is_closed());
+            if inner.subscribers.len() >= MAX_SUBSCRIBERS {
+                return None;
+            }
             let skip = inner.ring.len().saturating_sub(REPLAY_ON_CONNECT);
-            inner.ring.iter().skip(skip).map(|json| sse_message(json)).collect()
+            let replay: VecDeque<Bytes> = inner.ring.iter().skip(skip).map(|json| sse_message(json)).collect();
+            pending.store(replay.iter().map(Bytes::len).sum(), Ordering::Relaxed);
+            inner.subscribers.push(Subscriber { tx, pending: pending.clone() });
+            replay
         };
-        SseBody::new(replay, rx, self.keepalive, self.metrics.clone())
+        Some(SseBody::new(replay, rx, pending, self.keepalive, self.metrics.clone()))
     }
 
     /// `/api/events/recent`: a JSON array of the last 500 events, oldest first.
@@ -182,7 +204,7 @@ impl EventHub {
     }
 
     pub fn subscriber_count(&self) -> usize {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner()).subscribers.iter().filter(|tx| !tx.is_closed()).count()
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).subscribers.iter().filter(|sub| !sub.tx.is_closed()).count()
     }
 }
 
@@ -211,6 +233,7 @@ mod tests {
             latency_ms: 0.1,
             detector: String::new(),
             query: String::new(),
+            truncated: Vec::new(),
         }
     }
 
@@ -226,11 +249,42 @@ mod tests {
         assert_eq!(recent[499]["path"], "/e/619");
     }
 
+    #[test]
+    fn a_maximal_event_stays_within_the_documented_line_size() {
+        let huge = "\"\u{1}".repeat(100_000);
+        let request = RequestFacts { method: &huge, path: &huge, query: &huge, source_ip: huge.clone() };
+        let verdict = Ok(Verdict { score: 1.0, reason: huge.clone(), detector: huge.clone(), incomplete: None, partial: None });
+        let decision = Decision { action: crate::decision::Action::Passed, effect: crate::decision::Effect::Forward };
+        let event = Event::new(request, &verdict, decision, WafMode::Shadow, 1e9);
+        let line = serde_json::to_vec(&event).unwrap();
+        assert!(line.len() <= caps::MAX_EVENT_BYTES, "{} bytes", line.len());
+        assert_eq!(event.truncated, ["method", "path", "source_ip", "reason", "detector", "query"]);
+    }
+
+    #[tokio::test]
+    async fn a_reader_over_its_byte_budget_is_dropped_and_streams_are_capped() {
+        let metrics = Arc::new(Metrics::new());
+        let hub = EventHub::new(metrics.clone(), None, Duration::from_secs(15));
+        let _stalled = hub.subscribe().unwrap();
+        let mut big = event(0);
+        big.path = "p".repeat(caps::PATH);
+        // 1024 items would be allowed; 1 MiB of 2 KB events is reached first.
+        for _ in 0..(SUBSCRIBER_BYTES / caps::PATH) + 1 {
+            hub.publish(&big);
+        }
+        assert_eq!(hub.subscriber_count(), 0);
+        assert_eq!(metrics.sse_dropped.get(), 1);
+        let open: Vec<SseBody> = (0..MAX_SUBSCRIBERS).map(|_| hub.subscribe().unwrap()).collect();
+        assert!(hub.subscribe().is_none());
+        drop(open);
+        assert!(hub.subscribe().is_some());
+    }
+
     #[tokio::test]
     async fn a_reader_that_falls_behind_is_dropped_without_blocking() {
         let metrics = Arc::new(Metrics::new());
         let hub = EventHub::new(metrics.clone(), None, Duration::from_secs(15));
-        let _stalled = hub.subscribe();
+        let _stalled = hub.subscribe().unwrap();
         for n in 0..SUBSCRIBER_BUFFER + 10 {
             hub.publish(&event(n));
         }

@@ -3,6 +3,7 @@
 
 use std::collections::VecDeque;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -19,16 +20,25 @@ const KEEPALIVE: &[u8] = b": keepalive\n\n";
 pub struct SseBody {
     replay: VecDeque<Bytes>,
     live: mpsc::Receiver<Bytes>,
+    /// Bytes queued for this reader (replay and live) not yet handed to hyper; the hub drops
+    /// the subscriber when it passes the budget.
+    pending: Arc<AtomicUsize>,
     keepalive: Interval,
     metrics: Arc<Metrics>,
 }
 
 impl SseBody {
-    pub(super) fn new(replay: VecDeque<Bytes>, live: mpsc::Receiver<Bytes>, every: Duration, metrics: Arc<Metrics>) -> Self {
+    pub(super) fn new(
+        replay: VecDeque<Bytes>,
+        live: mpsc::Receiver<Bytes>,
+        pending: Arc<AtomicUsize>,
+        every: Duration,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         let mut keepalive = tokio::time::interval_at(Instant::now() + every, every);
         keepalive.set_missed_tick_behavior(MissedTickBehavior::Delay);
         metrics.sse_subscribers.inc();
-        SseBody { replay, live, keepalive, metrics }
+        SseBody { replay, live, pending, keepalive, metrics }
     }
 }
 
@@ -44,10 +54,12 @@ impl Body for SseBody {
 
     fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         if let Some(message) = self.replay.pop_front() {
+            self.pending.fetch_sub(message.len(), Ordering::Relaxed);
             return Poll::Ready(Some(Ok(Frame::data(message))));
         }
         match self.live.poll_recv(cx) {
             Poll::Ready(Some(message)) => {
+                self.pending.fetch_sub(message.len(), Ordering::Relaxed);
                 self.keepalive.reset();
                 return Poll::Ready(Some(Ok(Frame::data(message))));
             }

@@ -2,11 +2,18 @@
 //! dashboard). The spec leaves authentication open, but an open mode switch on the public
 //! port would let anyone turn the firewall off: by default only local peers (the socket
 //! address, never a forwarded header) get in; WAF_ADMIN_TOKEN opens them to a bearer token.
+//!
+//! A browser on an allowed machine is a confused deputy: any page it visits can POST to
+//! 127.0.0.1 (CSRF), and a page whose DNS name is re-pointed at 127.0.0.1 can read the answers
+//! (DNS rebinding). So state-changing requests must not come from another site (`Origin`,
+//! `Sec-Fetch-Site`), and admission by address only counts when the `Host` the browser sent
+//! is one a rebinding page cannot have: an IP literal, a loopback name, or WAF_ADMIN_HOSTS.
+//! Content-type checks (JSON only) are in [`require_json`]: an HTML form cannot send JSON.
 
 use std::net::IpAddr;
 
-use hyper::header::AUTHORIZATION;
-use hyper::HeaderMap;
+use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN};
+use hyper::{HeaderMap, Method, Request};
 
 use crate::client_ip::{any_contains, IpNet};
 use crate::http::ApiError;
@@ -14,25 +21,60 @@ use crate::http::ApiError;
 pub struct AdminPolicy {
     allow: Vec<IpNet>,
     token: Option<String>,
+    /// Extra `Host` names (lower-case, no port) admission by address accepts (WAF_ADMIN_HOSTS).
+    hosts: Vec<String>,
+}
+
+/// What the policy reads from a request.
+pub struct AdminAsk<'a> {
+    pub peer: IpAddr,
+    pub method: &'a Method,
+    pub headers: &'a HeaderMap,
+    /// `Host`, or the URI's authority (HTTP/2 `:authority`).
+    pub authority: Option<&'a str>,
+}
+
+impl<'a> AdminAsk<'a> {
+    pub fn of<B>(peer: IpAddr, req: &'a Request<B>) -> Self {
+        let authority =
+            req.headers().get(HOST).and_then(|v| v.to_str().ok()).or_else(|| req.uri().authority().map(|a| a.as_str()));
+        AdminAsk { peer, method: req.method(), headers: req.headers(), authority }
+    }
 }
 
 impl AdminPolicy {
-    pub fn new(allow: Vec<IpNet>, token: Option<String>) -> Self {
-        AdminPolicy { allow, token: token.filter(|t| !t.is_empty()) }
+    pub fn new(allow: Vec<IpNet>, token: Option<String>, hosts: Vec<String>) -> Self {
+        let hosts = hosts.into_iter().map(|h| h.trim().to_ascii_lowercase()).filter(|h| !h.is_empty()).collect();
+        AdminPolicy { allow, token: token.filter(|t| !t.is_empty()), hosts }
     }
 
-    pub fn check(&self, peer: IpAddr, headers: &HeaderMap) -> Result<(), ApiError> {
+    pub fn check(&self, ask: &AdminAsk<'_>) -> Result<(), ApiError> {
+        let changes_state = !matches!(*ask.method, Method::GET | Method::HEAD | Method::OPTIONS);
+        if changes_state {
+            reject_cross_site(ask)?;
+        }
+        let headers = ask.headers;
         if self.token.is_some() {
             let bearer = headers
                 .get(AUTHORIZATION)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("bearer ")));
+            // A rebinding page has neither: the cookie belongs to the real host name.
             if bearer.is_some_and(|p| self.token_matches(p.trim())) || cookie_token(headers).is_some_and(|c| self.token_matches(c)) {
                 return Ok(());
             }
         }
-        if any_contains(&self.allow, peer) {
-            return Ok(());
+        if any_contains(&self.allow, ask.peer) {
+            // No Host at all (an HTTP/1.0 tool) cannot be a browser, so it cannot be rebinding.
+            let Some(host) = ask.authority.map(host_of) else {
+                return Ok(());
+            };
+            if self.host_allowed(&host) {
+                return Ok(());
+            }
+            return Err(ApiError::Forbidden(format!(
+                "admin endpoint: Host `{host}` is not a loopback name or IP; add it to WAF_ADMIN_HOSTS"
+            )));
         }
         let how = if self.token.is_some() {
             "send `Authorization: Bearer <WAF_ADMIN_TOKEN>`"
@@ -50,6 +92,55 @@ impl AdminPolicy {
     pub fn token_matches(&self, presented: &str) -> bool {
         self.token.as_ref().is_some_and(|token| constant_time_eq(presented.as_bytes(), token.as_bytes()))
     }
+}
+
+impl AdminPolicy {
+    /// IP literals and loopback names cannot be re-pointed by an attacker's DNS.
+    fn host_allowed(&self, host: &str) -> bool {
+        host.parse::<IpAddr>().is_ok() || host == "localhost" || host.ends_with(".localhost") || self.hosts.iter().any(|h| h == host)
+    }
+}
+
+/// `host[:port]` or `[v6][:port]` → the lower-case host, brackets removed.
+fn host_of(authority: &str) -> String {
+    let authority = authority.trim();
+    let host = match authority.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(h, port)| if port.bytes().all(|b| b.is_ascii_digit()) { h } else { authority }),
+    };
+    host.trim_end_matches('.').to_ascii_lowercase()
+}
+
+/// Browsers label cross-site requests (`Sec-Fetch-Site`) and send `Origin` on every POST;
+/// either naming another site refuses the request before credentials are even looked at.
+fn reject_cross_site(ask: &AdminAsk<'_>) -> Result<(), ApiError> {
+    let fetch_site = ask.headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()).unwrap_or("");
+    if matches!(fetch_site, "cross-site" | "same-site") {
+        return Err(ApiError::Forbidden(format!("admin endpoint: refused a {fetch_site} request (Sec-Fetch-Site)")));
+    }
+    if let Some(origin) = ask.headers.get(ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        let origin_authority = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
+        let same = match (origin_authority, ask.authority) {
+            (Some(o), Some(a)) => o.trim_end_matches('/').eq_ignore_ascii_case(a.trim()),
+            _ => false,
+        };
+        if !same {
+            return Err(ApiError::Forbidden(format!("admin endpoint: refused a request from origin `{origin}`")));
+        }
+    }
+    Ok(())
+}
+
+/// State-changing admin requests carry JSON: a cross-site HTML form or a "simple" fetch can
+/// only send text/plain, form or multipart bodies without a CORS preflight.
+pub fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let content_type = headers.get(CONTENT_TYPE).and_then(|v| v.to_str().ok()).unwrap_or("");
+    let essence = content_type.split(';').next().unwrap_or("").trim();
+    if essence.eq_ignore_ascii_case("application/json") {
+        return Ok(());
+    }
+    Err(ApiError::UnsupportedMediaType(format!("send Content-Type: application/json (got `{content_type}`)")))
 }
 
 pub const ADMIN_COOKIE: &str = "rampart_admin";
@@ -99,27 +190,67 @@ fn constant_time_eq(presented: &[u8], secret: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    fn check(policy: &AdminPolicy, peer: &str, headers: &HeaderMap) -> Result<(), ApiError> {
+        policy.check(&AdminAsk { peer: peer.parse().unwrap(), method: &Method::GET, headers, authority: Some("127.0.0.1:8080") })
+    }
+
     #[test]
     fn loopback_peer_or_token() {
-        let policy = AdminPolicy::new(vec!["127.0.0.1".parse().unwrap()], Some("s3cret".into()));
+        let policy = AdminPolicy::new(vec!["127.0.0.1".parse().unwrap()], Some("s3cret".into()), vec![]);
         let mut headers = HeaderMap::new();
-        assert!(policy.check("127.0.0.1".parse().unwrap(), &headers).is_ok());
-        assert!(policy.check("127.0.0.2".parse().unwrap(), &headers).is_err());
+        assert!(check(&policy, "127.0.0.1", &headers).is_ok());
+        assert!(check(&policy, "127.0.0.2", &headers).is_err());
         headers.insert(AUTHORIZATION, "Bearer wrong".parse().unwrap());
-        assert!(policy.check("127.0.0.2".parse().unwrap(), &headers).is_err());
+        assert!(check(&policy, "127.0.0.2", &headers).is_err());
         headers.insert(AUTHORIZATION, "Bearer s3cret".parse().unwrap());
-        assert!(policy.check("203.0.113.5".parse().unwrap(), &headers).is_ok());
+        assert!(check(&policy, "203.0.113.5", &headers).is_ok());
         headers.insert(AUTHORIZATION, "Bearer s3cret-and-more".parse().unwrap());
-        assert!(policy.check("127.0.0.2".parse().unwrap(), &headers).is_err());
+        assert!(check(&policy, "127.0.0.2", &headers).is_err());
         headers.insert(AUTHORIZATION, "Bearer s3cre".parse().unwrap());
-        assert!(policy.check("127.0.0.2".parse().unwrap(), &headers).is_err());
+        assert!(check(&policy, "127.0.0.2", &headers).is_err());
         let mut cookie = HeaderMap::new();
         cookie.insert(hyper::header::COOKIE, "theme=dark; rampart_admin=s3cret".parse().unwrap());
-        assert!(policy.check("203.0.113.5".parse().unwrap(), &cookie).is_ok());
+        assert!(check(&policy, "203.0.113.5", &cookie).is_ok());
         let mut forwarded = cookie.clone();
         strip_admin_cookie(&mut forwarded);
         assert_eq!(forwarded[hyper::header::COOKIE], "theme=dark");
-        let no_token = AdminPolicy::new(vec![], Some(String::new()));
-        assert!(no_token.check("127.0.0.1".parse().unwrap(), &headers).is_err());
+        let no_token = AdminPolicy::new(vec![], Some(String::new()), vec![]);
+        assert!(check(&no_token, "127.0.0.1", &headers).is_err());
+    }
+
+    #[test]
+    fn rebinding_hosts_and_cross_site_posts_are_refused() {
+        let policy = AdminPolicy::new(vec!["127.0.0.1".parse().unwrap()], None, vec!["waf.internal".into()]);
+        let headers = HeaderMap::new();
+        let ask = |method: &'static Method, headers: &'static HeaderMap, authority: &'static str| AdminAsk {
+            peer: "127.0.0.1".parse().unwrap(),
+            method,
+            headers,
+            authority: Some(authority),
+        };
+        let empty: &'static HeaderMap = Box::leak(Box::new(headers));
+        for ok in ["127.0.0.1:8080", "localhost:8080", "[::1]:8080", "app.localhost", "WAF.internal:80", "10.1.2.3"] {
+            assert!(policy.check(&ask(&Method::GET, empty, ok)).is_ok(), "{ok}");
+        }
+        assert!(policy.check(&ask(&Method::GET, empty, "rebind.attacker.example:8080")).is_err());
+        let mut evil = HeaderMap::new();
+        evil.insert(ORIGIN, "http://evil.example".parse().unwrap());
+        let evil: &'static HeaderMap = Box::leak(Box::new(evil));
+        assert!(policy.check(&ask(&Method::POST, evil, "127.0.0.1:8080")).is_err());
+        let mut same = HeaderMap::new();
+        same.insert(ORIGIN, "http://127.0.0.1:8080".parse().unwrap());
+        same.insert("sec-fetch-site", "same-origin".parse().unwrap());
+        let same: &'static HeaderMap = Box::leak(Box::new(same));
+        assert!(policy.check(&ask(&Method::POST, same, "127.0.0.1:8080")).is_ok());
+        let mut cross = HeaderMap::new();
+        cross.insert("sec-fetch-site", "cross-site".parse().unwrap());
+        let cross: &'static HeaderMap = Box::leak(Box::new(cross));
+        assert!(policy.check(&ask(&Method::POST, cross, "127.0.0.1:8080")).is_err());
+        let mut json = HeaderMap::new();
+        json.insert(CONTENT_TYPE, "application/json; charset=utf-8".parse().unwrap());
+        assert!(require_json(&json).is_ok());
+        json.insert(CONTENT_TYPE, "text/plain".parse().unwrap());
+        assert!(require_json(&json).is_err());
+        assert!(require_json(&HeaderMap::new()).is_err());
     }
 }

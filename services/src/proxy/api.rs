@@ -8,6 +8,7 @@ use net::ConnInfo;
 use serde::Serialize;
 
 use crate::client_ip::canonical;
+use super::admin::{require_json, AdminAsk};
 use super::{boxed, Proxy, ProxyBody};
 use crate::config::WafMode;
 use crate::dashboard;
@@ -24,8 +25,11 @@ struct Health {
     status: &'static str,
     mode: &'static str,
     threshold: f32,
-    target: String,
-    inference: String,
+    /// Internal addresses: shown to admin peers only (an outsider learns nothing to aim at).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    target: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inference: Option<String>,
     /// Beyond the spec: whether the scorer is ready (models loaded) — `loading` until then.
     scorer: &'static str,
 }
@@ -41,18 +45,21 @@ const MODE_BODY_LIMIT: usize = 4096;
 pub async fn route(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Routed {
     let path = req.uri().path();
     let answer = match path {
-        "/_waf/health" => only_get(&req, |_| Ok(health(proxy))),
+        "/_waf/health" => only_get(&req, |req| {
+            let admin = proxy.admin.check(&AdminAsk::of(canonical(conn.peer.ip()), req)).is_ok();
+            Ok(health(proxy, admin))
+        }),
         "/metrics" => only_get(&req, |_| Ok(metrics(proxy))),
         "/api/events" => only_get(&req, |req| {
-            proxy.admin.check(canonical(conn.peer.ip()), req.headers())?;
-            Ok(events_stream(proxy))
+            proxy.admin.check(&AdminAsk::of(canonical(conn.peer.ip()), req))?;
+            events_stream(proxy)
         }),
         "/api/events/recent" => only_get(&req, |req| {
-            proxy.admin.check(canonical(conn.peer.ip()), req.headers())?;
+            proxy.admin.check(&AdminAsk::of(canonical(conn.peer.ip()), req))?;
             Ok(recent(proxy))
         }),
         "/api/stats" => match *req.method() {
-            Method::GET | Method::HEAD => match proxy.admin.check(canonical(conn.peer.ip()), req.headers()) {
+            Method::GET | Method::HEAD => match proxy.admin.check(&AdminAsk::of(canonical(conn.peer.ip()), &req)) {
                 Ok(()) => Ok(stats(proxy).await),
                 Err(err) => Err(err),
             },
@@ -74,10 +81,10 @@ fn dashboard_asset(proxy: &Proxy, req: &Request<Incoming>, conn: ConnInfo) -> Re
     let token = req.uri().query().and_then(|q| q.split('&').find_map(|kv| kv.strip_prefix("token=")));
     if let Some(token) = token {
         if proxy.admin.token_matches(token) {
-            return Ok(boxed(dashboard::login_redirect(token)));
+            return Ok(boxed(dashboard::login_redirect(token, proxy.came_over_tls(req.headers(), conn))));
         }
     }
-    proxy.admin.check(canonical(conn.peer.ip()), req.headers())?;
+    proxy.admin.check(&AdminAsk::of(canonical(conn.peer.ip()), req))?;
     let (body, content_type) = dashboard::asset(path).ok_or_else(|| ApiError::NotFound(format!("no dashboard asset {path}")))?;
     Ok(boxed(dashboard::asset_response(body, content_type)))
 }
@@ -111,14 +118,14 @@ fn only_get(
     }
 }
 
-fn health(proxy: &Proxy) -> Response<ProxyBody> {
+fn health(proxy: &Proxy, admin: bool) -> Response<ProxyBody> {
     let body = Health {
         service: "proxy",
         status: "ok",
         mode: proxy.mode().as_str(),
         threshold: proxy.threshold,
-        target: proxy.upstream.origin(),
-        inference: proxy.scorer.location(),
+        target: admin.then(|| proxy.upstream.origin()),
+        inference: admin.then(|| proxy.scorer.location()),
         scorer: if proxy.scorer.ready() { "ok" } else { "loading" },
     };
     boxed(json_response(StatusCode::OK, &body))
@@ -133,7 +140,8 @@ fn mode_response(proxy: &Proxy) -> Response<ProxyBody> {
 }
 
 async fn set_mode(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Result<Response<ProxyBody>, ApiError> {
-    proxy.admin.check(canonical(conn.peer.ip()), req.headers())?;
+    proxy.admin.check(&AdminAsk::of(canonical(conn.peer.ip()), &req))?;
+    require_json(req.headers())?;
     let body = read_body(req.into_body(), MODE_BODY_LIMIT).await?;
     const EXPECTED: &str = "expected {\"mode\": \"shadow\" | \"active\"}";
     let parsed: serde_json::Value =
@@ -154,15 +162,19 @@ async fn set_mode(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Resu
     Ok(mode_response(proxy))
 }
 
-fn events_stream(proxy: &Proxy) -> Response<ProxyBody> {
-    let body = proxy.events.subscribe().map_err(|never| match never {}).boxed_unsync();
+fn events_stream(proxy: &Proxy) -> Result<Response<ProxyBody>, ApiError> {
+    let Some(stream) = proxy.events.subscribe() else {
+        let most = crate::events::MAX_SUBSCRIBERS;
+        return Err(ApiError::Unavailable(format!("{most} event streams are open already; use /api/events/recent or retry later")));
+    };
+    let body = stream.map_err(|never| match never {}).boxed_unsync();
     let mut resp = Response::new(body);
     let headers = resp.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     // nginx in front must not buffer the stream.
     headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
-    resp
+    Ok(resp)
 }
 
 fn recent(proxy: &Proxy) -> Response<ProxyBody> {

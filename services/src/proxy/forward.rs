@@ -17,7 +17,18 @@ use crate::scorer::error_chain;
 const HOP_BY_HOP: [&str; 8] =
     ["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade", "proxy-authenticate", "proxy-authorization"];
 
-/// Removes hop-by-hop fields, including every field the Connection header names.
+/// Fields a `Connection` header can never remove: the verdict (a client listing
+/// `x-waf-score` there would strip the verdict the application relies on), the proxy's own
+/// forwarding facts, and the message's identity and framing.
+fn never_hop_by_hop(name: &HeaderName) -> bool {
+    let name = name.as_str();
+    name.starts_with("x-waf-")
+        || name.starts_with("x-forwarded-")
+        || matches!(name, "host" | "content-length" | "content-type" | "forwarded" | "x-real-ip")
+}
+
+/// Removes hop-by-hop fields, including every field the Connection header names (except the
+/// ones [`never_hop_by_hop`] protects).
 pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     let named: Vec<HeaderName> = headers
         .get_all(CONNECTION)
@@ -25,6 +36,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
         .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .filter(|name| !never_hop_by_hop(name))
         .collect();
     for name in named {
         headers.remove(name);
@@ -91,7 +103,8 @@ impl Upstream {
     }
 
     /// Rewrites `parts` into the upstream request: URI, version, hop-by-hop fields removed,
-    /// X-Forwarded-For/Proto/Host added. The caller adds the X-Waf-* verdict headers.
+    /// X-Forwarded-For/Proto/Host added. The caller stamps the X-Waf-* verdict headers
+    /// afterwards, so nothing here can remove them.
     pub fn prepare(&self, parts: &mut hyper::http::request::Parts, client: ClientFacts) {
         // HTTP/2 carries the host as :authority, not a Host field; read it before the URI
         // is rewritten to the upstream's.
@@ -156,6 +169,18 @@ mod tests {
         strip_hop_by_hop(&mut headers);
         assert_eq!(headers.len(), 1, "{headers:?}");
         assert!(headers.contains_key("content-type"));
+    }
+
+    #[test]
+    fn connection_cannot_name_the_verdict_or_the_forwarding_facts() {
+        let mut headers = HeaderMap::new();
+        headers.insert("connection", "X-Waf-Score, x-waf-reason, x-forwarded-for, host, content-length, content-type, x-other".parse().unwrap());
+        for name in ["x-waf-score", "x-waf-reason", "x-forwarded-for", "host", "content-length", "content-type", "x-other"] {
+            headers.insert(name, "1".parse().unwrap());
+        }
+        strip_hop_by_hop(&mut headers);
+        assert!(!headers.contains_key("x-other") && !headers.contains_key("connection"));
+        assert_eq!(headers.len(), 6, "{headers:?}");
     }
 
     #[test]

@@ -89,10 +89,12 @@ impl Proxy {
                 "the request could not be inspected and the firewall fails closed",
             )),
             Effect::Forward => {
-                stamp(&mut parts.headers, &verdict_headers(&verdict, decision, mode));
                 let peer = canonical(conn.peer.ip());
-                let peer_trusted = any_contains(&self.trusted_proxies, peer);
+                let peer_trusted = any_contains(&self.client_ip.trusted, peer);
+                // Strip first, stamp last: hop-by-hop removal (which honours the client's
+                // Connection header) must run before the verdict is written.
                 self.upstream.prepare(&mut parts, ClientFacts { peer, peer_trusted });
+                stamp(&mut parts.headers, &verdict_headers(&verdict, decision, mode));
                 Outcome::Respond(self.forward(Request::from_parts(parts, buffered.body)).await)
             }
         };
@@ -113,7 +115,7 @@ impl Proxy {
             method: parts.method.as_str(),
             path: parts.uri.path(),
             query: parts.uri.query().unwrap_or(""),
-            source_ip: source_ip(&parts.headers, conn.peer.ip(), &self.trusted_proxies).to_string(),
+            source_ip: source_ip(&parts.headers, conn.peer.ip(), &self.client_ip).to_string(),
         };
         let event = Event::new(request, verdict, decision, context.mode, context.latency_ms);
         self.stats.record(&event, context.demo);

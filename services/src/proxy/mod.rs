@@ -54,7 +54,7 @@ pub struct Proxy {
     body_read_timeout: Duration,
     oversize_body: OversizeBody,
     on_scoring_error: FailMode,
-    trusted_proxies: Vec<IpNet>,
+    client_ip: crate::client_ip::ClientIpPolicy,
     admin: AdminPolicy,
     scorer: Arc<dyn Scorer>,
     upstream: Upstream,
@@ -74,8 +74,8 @@ impl Proxy {
             body_read_timeout: Duration::from_millis(options.body_read_timeout_ms),
             oversize_body: options.oversize_body,
             on_scoring_error: options.on_scoring_error,
-            trusted_proxies: options.trusted_proxies.0.clone(),
-            admin: AdminPolicy::new(options.admin_allow.0.clone(), options.admin_token.clone()),
+            client_ip: crate::client_ip::ClientIpPolicy { trusted: options.trusted_proxies.0.clone(), header: options.client_ip_header },
+            admin: AdminPolicy::new(options.admin_allow.0.clone(), options.admin_token.clone(), options.admin_hosts.0.clone()),
             scorer: parts.scorer,
             upstream: Upstream::new(&parts.target, Duration::from_millis(options.upstream_timeout_ms)),
             events: Arc::new(EventHub::new(parts.metrics.clone(), parts.audit, keepalive)),
@@ -94,6 +94,13 @@ impl Proxy {
 
     pub fn set_mode(&self, mode: WafMode) {
         self.mode.store(mode_code(mode), Ordering::Relaxed);
+    }
+
+    /// The proxy speaks plain HTTP: a request came over TLS only when a trusted terminator in
+    /// front says so.
+    fn came_over_tls(&self, headers: &hyper::HeaderMap, conn: ConnInfo) -> bool {
+        crate::client_ip::any_contains(&self.client_ip.trusted, crate::client_ip::canonical(conn.peer.ip()))
+            && headers.get("x-forwarded-proto").is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"))
     }
 
     pub async fn handle(self: Arc<Self>, req: Request<Incoming>, conn: ConnInfo) -> Outcome<ProxyBody> {

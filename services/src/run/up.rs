@@ -63,6 +63,7 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
     trusted.extend(["127.0.0.1", "::1"].map(|ip| ip.parse::<crate::client_ip::IpNet>().expect("a literal address")));
     let adapter_options = AdapterOptions {
         trusted_proxies: IpNetList(trusted),
+        client_ip_header: args.proxy.client_ip_header,
         audit_log: args.proxy.audit_log.clone(),
         body_limit: args.proxy.body_limit,
     };

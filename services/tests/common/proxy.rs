@@ -177,13 +177,21 @@ pub async fn send(addr: SocketAddr, req: Request<Full<Bytes>>) -> Reply {
     send_from(addr, None, req).await.expect("the proxy answers")
 }
 
+/// Rampart's own endpoints (answered by the proxy, not the upstream).
+pub fn is_rampart_path(path: &str) -> bool {
+    ["/api/mode", "/api/events", "/api/stats", "/_waf/"].iter().any(|p| path.starts_with(p))
+}
+
+/// A request as a client sends it: `Host: shop.example` for the application; Rampart's own
+/// endpoints are reached by address with JSON, as an operator's tools do (a DNS name is
+/// refused there unless listed in WAF_ADMIN_HOSTS, and state changes must be JSON).
 pub fn request(method: Method, path: &str, body: &str) -> Request<Full<Bytes>> {
-    Request::builder()
-        .method(method)
-        .uri(path)
-        .header("host", "shop.example")
-        .body(Full::new(Bytes::from(body.to_string())))
-        .unwrap()
+    let own = is_rampart_path(path);
+    let mut builder = Request::builder().method(method.clone()).uri(path).header("host", if own { "127.0.0.1" } else { "shop.example" });
+    if own && method == Method::POST {
+        builder = builder.header("content-type", "application/json");
+    }
+    builder.body(Full::new(Bytes::from(body.to_string()))).unwrap()
 }
 
 pub fn get(path: &str) -> Request<Full<Bytes>> {
