@@ -15,7 +15,8 @@ use serde_json::json;
 use crate::decision::Effect;
 use crate::http::{json_response, ApiError, HttpResponse};
 use crate::judge::{Judge, Subject};
-use crate::scorer::{compose_request_text, ScoreQuery};
+use crate::scored_request::HttpRequest;
+use crate::scorer::ScoreQuery;
 use crate::waf_headers::{block_body_json, stamp, verdict_headers};
 
 /// Header pairs nginx (and other auth-subrequest front ends) use for the original request, in
@@ -55,10 +56,10 @@ impl AuthAdapter {
         // nginx forwards the client's own body here only when configured to; a prefix is
         // scored, the rest ignored (this answer does not carry the body anywhere).
         let limit = self.judge.body_limit;
-        let body = match crate::proxy::buffer_prefix(body, limit).await {
-            Ok(buffered) => buffered.prefix.slice(..buffered.prefix.len().min(limit)),
+        let (body, body_truncated) = match crate::proxy::buffer_prefix(body, limit).await {
+            Ok(buffered) => (buffered.prefix.slice(..buffered.prefix.len().min(limit)), buffered.oversize),
             // A broken-off body: score what there is (nginx gave up on this request anyway).
-            Err(_) => Bytes::new(),
+            Err(_) => (Bytes::new(), false),
         };
         let mut scored_headers: Vec<(&str, &[u8])> = parts
             .headers
@@ -70,8 +71,15 @@ impl AuthAdapter {
         if let Some(content_type) = &original_type {
             scored_headers.push(("content-type", content_type.as_bytes()));
         }
-        let query_text = compose_request_text(&method, path, query, &body);
-        let score_query = ScoreQuery::with_headers(query_text, scored_headers.into_iter());
+        let score_query = ScoreQuery::from_http(HttpRequest {
+            method: &method,
+            path,
+            query,
+            headers: &scored_headers,
+            body: &body,
+            body_truncated,
+            body_limit: limit,
+        });
 
         // Spec 4.3 rule 1: unreachable inference service → 200 (fail-open), always.
         let subject = Subject { method: &method, path, query, headers: &parts.headers, peer: conn.peer.ip() };

@@ -11,6 +11,7 @@ pub mod events;
 pub mod extproc;
 pub mod metrics;
 pub mod proxy;
+pub mod scored_request;
 pub mod scorer;
 pub mod stats;
 pub mod waf_headers;

@@ -64,7 +64,10 @@ pub fn code_page(label: &str) -> Option<CodePage> {
 impl CodePage {
     /// Decodes `bytes`; every byte maps to one character, so this cannot fail.
     pub fn decode(self, bytes: &[u8]) -> String {
-        bytes.iter().map(|&b| self.char_of(b)).collect()
+        let table: [char; 256] = std::array::from_fn(|b| self.char_of(b as u8));
+        let mut text = String::with_capacity(bytes.len() + bytes.len() / 2);
+        text.extend(bytes.iter().map(|&b| table[usize::from(b)]));
+        text
     }
 
     fn char_of(self, byte: u8) -> char {

@@ -53,11 +53,15 @@ impl AuditLog {
             AuditTarget::Stdout => Box::new(std::io::stdout()),
             AuditTarget::File(path) => Box::new(OpenOptions::new().create(true).append(true).open(path)?),
         };
+        Self::start(sink).map(Some)
+    }
+
+    fn start(sink: Box<dyn Write + Send>) -> Result<AuditLog, std::io::Error> {
         let (queue, lines) = sync_channel(QUEUE_LINES);
         let queued = Arc::new(AtomicUsize::new(0));
         let written = queued.clone();
         std::thread::Builder::new().name("rampart-audit".into()).spawn(move || write_lines(lines, sink, &written))?;
-        Ok(Some(AuditLog { queue, queued }))
+        Ok(AuditLog { queue, queued })
     }
 
     /// Queues one event as a line, counting it in `metrics` when it had to be dropped.
@@ -111,6 +115,34 @@ fn write_lines(lines: Receiver<Bytes>, sink: Box<dyn Write + Send>, queued: &Ato
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sink that never finishes a write: a stuck disk or a pipe nobody reads.
+    struct Stuck;
+    impl Write for Stuck {
+        fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+            std::thread::park();
+            Ok(0)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_stuck_sink_holds_at_most_the_queue_bytes() {
+        let log = AuditLog::start(Box::new(Stuck)).unwrap();
+        // 5 KB lines (the largest event): 16,384 of them would be 80 MB.
+        let line = Bytes::from(vec![b'x'; super::super::caps::MAX_EVENT_BYTES]);
+        let mut accepted = 0usize;
+        for _ in 0..QUEUE_LINES {
+            if log.write(line.clone()) {
+                accepted += line.len();
+            }
+        }
+        println!("audit queue held {accepted} bytes of 5 KB lines before dropping");
+        assert!(accepted <= QUEUE_BYTES + (64 << 10) + line.len(), "{accepted}");
+        assert!(!log.write(line), "a full queue drops");
+    }
 
     #[test]
     fn lines_reach_the_file() {

@@ -10,6 +10,8 @@ pub const QUERY: usize = 2048;
 pub const REASON: usize = 256;
 pub const DETECTOR: usize = 64;
 pub const SOURCE_IP: usize = 64;
+/// For the comma-joined work-bound slugs (`Verdict.partial`) once events carry them.
+pub const PARTIAL: usize = 128;
 
 /// The largest serialised event line: the capped fields, the fixed ones (timestamp, score,
 /// mode, action, latency: under 200 bytes with their keys), the field names and the

@@ -12,7 +12,8 @@ use proto::{
 };
 
 use crate::decision::{Decision, Effect};
-use crate::scorer::{compose_request_text, ScoreError, ScoreQuery, Verdict};
+use crate::scored_request::HttpRequest;
+use crate::scorer::{ScoreError, ScoreQuery, Verdict};
 use crate::waf_headers::{block_body_json, verdict_headers};
 
 /// `HeaderValueOption.append_action`: replace an existing value or add one.
@@ -51,6 +52,8 @@ pub struct Exchange {
     body: Vec<u8>,
     body_chunks: usize,
     body_limit: usize,
+    /// More body arrived than `body_limit`; `body` is a prefix.
+    body_truncated: bool,
     /// The body is still to come; scoring waits for it.
     awaiting_body: bool,
 }
@@ -76,6 +79,7 @@ impl Exchange {
             Some(Phase::RequestBody(body)) => {
                 self.body_chunks += 1;
                 let room = self.body_limit.saturating_sub(self.body.len());
+                self.body_truncated |= body.body.len() > room;
                 self.body.extend_from_slice(&body.body[..body.body.len().min(room)]);
                 if body.end_of_stream && self.awaiting_body {
                     self.awaiting_body = false;
@@ -130,8 +134,16 @@ impl Exchange {
 
     async fn judge(&self, judge: &impl Judge) -> Result<Judged, ScoreError> {
         let (path, query) = self.request.path.split_once('?').unwrap_or((self.request.path.as_str(), ""));
-        let text = compose_request_text(&self.request.method, path, query, &self.body);
-        let scored = ScoreQuery::with_headers(text, self.request.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
+        let headers: Vec<(&str, &[u8])> = self.request.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
+        let scored = ScoreQuery::from_http(HttpRequest {
+            method: &self.request.method,
+            path,
+            query,
+            headers: &headers,
+            body: &self.body,
+            body_truncated: self.body_truncated,
+            body_limit: self.body_limit,
+        });
         judge.judge(&scored, &self.request).await
     }
 }

@@ -22,7 +22,8 @@ use crate::http::json_response;
 use crate::waf_headers::{format_score, stamp, verdict_headers, BLOCK_BODY};
 use crate::metrics::Metrics;
 use crate::stats::Demo;
-use crate::scorer::{compose_request_text, ScoreError, ScoreQuery, Verdict};
+use crate::scored_request::HttpRequest;
+use crate::scorer::{ScoreError, ScoreQuery, Verdict};
 
 /// What an event records besides the request and the verdict.
 struct RecordContext {
@@ -56,10 +57,16 @@ impl Proxy {
             }
         };
         let scored_body = &buffered.prefix[..buffered.prefix.len().min(self.body_limit)];
-        let query = ScoreQuery::with_headers(
-            compose_request_text(parts.method.as_str(), parts.uri.path(), parts.uri.query().unwrap_or(""), scored_body),
-            parts.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
-        );
+        let headers: Vec<(&str, &[u8])> = parts.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
+        let query = ScoreQuery::from_http(HttpRequest {
+            method: parts.method.as_str(),
+            path: parts.uri.path(),
+            query: parts.uri.query().unwrap_or(""),
+            headers: &headers,
+            body: scored_body,
+            body_truncated: buffered.oversize,
+            body_limit: self.body_limit,
+        });
         let scoring_started = Instant::now();
         let verdict = if buffered.oversize && self.oversize_body == OversizeBody::Block {
             Ok(Verdict {
