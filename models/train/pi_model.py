@@ -119,9 +119,31 @@ def export(module, out_dir: str) -> dict:
     quantize_dynamic(fused, final, per_channel=True, weight_type=QuantType.QInt8,
                      extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
     m = onnx.load(final)
+    weights_to_uint8(m)
     m.doc_string = "Rampart prompt-injection detector v2: MiniLM-L6 fine-tuned, int8; score > 0.5 = attack"
     onnx.save(m, final)
     return {"fp32": fp32, "fused": fused, "final": final}
+
+
+def weights_to_uint8(model) -> int:
+    """Shift every int8 weight and weight zero point of MatMulInteger/QAttention by +128 to uint8.
+
+    (w - zp) is unchanged, so the model computes the same integers, but ONNX Runtime then uses its
+    u8u8 kernels. With int8 weights it uses u8s8 kernels, which on CPUs without AVX-512 VNNI sum
+    pairs of products in saturating 16-bit lanes (vpmaddubsw): on such a CPU the same model scored
+    a plain jailbreak 0.456 instead of 0.679. Returns how many tensors were shifted."""
+    import onnx
+    from onnx import numpy_helper
+
+    weight_inputs = {"MatMulInteger": (1, 3), "QAttention": (1, 7)}
+    names = {n.input[i] for n in model.graph.node for i in weight_inputs.get(n.op_type, ()) if i < len(n.input)}
+    shifted = 0
+    for tensor in model.graph.initializer:
+        if tensor.name in names and tensor.data_type == onnx.TensorProto.INT8:
+            values = numpy_helper.to_array(tensor).astype(np.int16) + 128
+            tensor.CopyFrom(numpy_helper.from_array(values.astype(np.uint8), tensor.name))
+            shifted += 1
+    return shifted
 
 
 def ort_session(path: str, threads: int = 2):

@@ -40,6 +40,11 @@ fn parity_rows() -> Vec<(String, f32)> {
         .collect()
 }
 
+/// The parity file was written on a CPU with AVX-512 VNNI; MLAS picks other int8 and float
+/// kernels on an AVX2-only CPU, which moves scores by a few 1e-4 (measured up to ~6e-4).
+/// A wrong token, window or saturating int8 kernel moves them by 1e-2 or more.
+const PARITY_TOLERANCE: f32 = 2e-3;
+
 #[test]
 fn rust_scores_match_python() {
     let mut exec = load();
@@ -50,12 +55,15 @@ fn rust_scores_match_python() {
     // Python (same onnxruntime version) to float noise. A wrong token or window is far off.
     let texts: Vec<&str> = rows.iter().map(|(t, _)| t.as_str()).collect();
     let batched = exec.infer(&texts).expect("batched inference");
+    let mut worst = 0.0f32;
     for (i, (text, want)) in rows.iter().enumerate() {
         let single = exec.infer(&[text.as_str()]).expect("single inference")[0];
         let short: String = text.chars().take(60).collect();
         assert_eq!(batched[i], single, "batch-dependent score for {short:?}");
-        assert!((single - want).abs() < 1e-4, "rust {single} vs python {want} for {short:?}");
+        worst = worst.max((single - want).abs());
+        assert!((single - want).abs() < PARITY_TOLERANCE, "rust {single} vs python {want} for {short:?}");
     }
+    println!("parity: {} rows, largest |rust - python| = {worst:.6}", rows.len());
     // the set must exercise both verdicts, or the comparison proves little
     assert!(rows.iter().any(|(_, s)| *s > 0.6) && rows.iter().any(|(_, s)| *s < 0.1));
 }
