@@ -117,11 +117,14 @@ fn post(case: &Case) -> Request<Full<Bytes>> {
 async fn encoded_attacks_are_blocked_by_the_proxy_and_never_reach_the_upstream() {
     let app = upstream().await;
     let proxy = start_proxy(app.addr, &["--mode", "active", "--kill-response", "forbidden"]);
+    let mut passed = Vec::new();
     for case in attack_cases() {
         let reply = send(proxy.addr, post(&case)).await;
-        assert_eq!(reply.status, 403, "{}: {:?} {:?}", case.name, reply.headers, String::from_utf8_lossy(&reply.body));
-        assert_eq!(reply.headers["x-waf-killed"], "true", "{}", case.name);
+        if reply.status != 403 || reply.headers.get("x-waf-killed").is_none_or(|v| v != "true") {
+            passed.push(format!("{} ({}, upstream saw {})", case.name, reply.status, app.count()));
+        }
     }
+    assert!(passed.is_empty(), "not blocked: {passed:#?}");
     assert_eq!(app.count(), 0, "the upstream saw none of the encoded attacks");
 }
 
