@@ -62,3 +62,34 @@ fn joined_values(headers: &[(&str, &[u8])], name: &str) -> Option<String> {
         .collect();
     (!values.is_empty()).then(|| values.join(","))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scored(headers: &[(&str, &[u8])], body: &[u8], body_truncated: bool) -> ScoreQuery {
+        ScoreQuery::from_http(HttpRequest { method: "POST", path: "/p", query: "a=1", headers, body, body_truncated, body_limit: 1 << 20 })
+    }
+
+    #[test]
+    fn undecodable_bodies_are_named_partial() {
+        let query = scored(&[("content-encoding", b"compress")], b"\x1f\x9d", false);
+        assert_eq!(query.partial, ["content-encoding:compress"]);
+        let query = scored(&[("content-encoding", b"gzip")], b"not gzip", false);
+        assert_eq!(query.partial, ["content-encoding:gzip"]);
+        let query = scored(&[("content-type", b"text/plain; charset=utf-7")], b"+ADw-script+AD4-", false);
+        assert_eq!(query.partial, ["charset:utf-7"]);
+        assert!(query.request_text.starts_with("POST /p?a=1\n"));
+    }
+
+    #[test]
+    fn repeated_content_encoding_headers_are_one_list() {
+        let utf16: Vec<u8> = "<svg onload=alert(1)>".encode_utf16().flat_map(u16::to_be_bytes).collect();
+        let headers: [(&str, &[u8]); 3] =
+            [("content-encoding", b"identity"), ("Content-Encoding", b"identity"), ("content-type", b"text/plain; charset=utf-16be")];
+        let query = scored(&headers, &utf16, false);
+        assert_eq!(query.request_text, "POST /p?a=1\n<svg onload=alert(1)>");
+        assert!(query.partial.is_empty());
+        assert!(query.headers.iter().any(|(name, _)| name == "content-type"), "the body parser still gets its hint");
+    }
+}
