@@ -4,6 +4,8 @@ pub mod body;
 pub mod detectors;
 pub mod engine;
 pub mod fields;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod model;
 pub mod models;
 pub mod normalize;
