@@ -64,7 +64,11 @@ pub fn decode_body<'a>(body: EncodedBody<'a>, limits: DecodeLimits) -> DecodedBo
             Charset::AsIs => {}
             // Bounded without a cap of its own: no supported charset more than triples the
             // byte count (one EBCDIC or windows-125x byte → at most 3 UTF-8 bytes).
-            Charset::Decoded(text) => decoded.bytes = Cow::Owned(text.into_bytes()),
+            Charset::Decoded(text) => {
+                decoded.bytes = Cow::Owned(text.into_bytes());
+                // The whole body is text now: decoding its parts again would compound.
+                return decoded;
+            }
             Charset::Unknown => decoded.partial.push(unknown_charset_slug(&label)),
         }
     }
