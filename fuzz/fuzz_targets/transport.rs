@@ -1,5 +1,6 @@
-//! Transport decoding (Content-Encoding + charset). The first line picks the headers:
-//! `<content-encoding>|<charset>` (either may be empty); the rest is the body. Asserts no panic
+//! Transport decoding (Content-Encoding + charset + multipart part charsets). The first line
+//! picks the headers: `<content-encoding>|<charset>[|<boundary>]` (each may be empty; a
+//! boundary makes the body multipart/form-data); the rest is the body. Asserts no panic
 //! and the bounds: decompression never yields more than the output limit, and no charset more
 //! than triples what decompression produced.
 #![no_main]
@@ -15,12 +16,17 @@ fuzz_target!(|input: &[u8]| {
         None => (&b""[..], input),
     };
     let header_line = String::from_utf8_lossy(header_line);
-    let (coding, charset) = header_line.split_once('|').unwrap_or((&header_line, ""));
-    let content_type = format!("text/plain; charset={charset}");
+    let mut header_fields = header_line.splitn(3, '|');
+    let coding = header_fields.next().unwrap_or("");
+    let charset = header_fields.next().unwrap_or("");
+    let content_type = match header_fields.next() {
+        Some(boundary) => format!("multipart/form-data; boundary={boundary}; charset={charset}"),
+        None => format!("text/plain; charset={charset}"),
+    };
     let encoded = EncodedBody {
         bytes: body,
         content_encoding: (!coding.is_empty()).then_some(coding),
-        content_type: (!charset.is_empty()).then_some(content_type.as_str()),
+        content_type: (!charset.is_empty() || content_type.starts_with("multipart")).then_some(content_type.as_str()),
         truncated: body.len() % 2 == 1,
     };
     let limits = DecodeLimits { max_output: MAX_OUTPUT, max_ratio: 100 };

@@ -62,10 +62,14 @@ fn utf16le_with_bom(text: &str) -> Vec<u8> {
 }
 
 fn multipart(part_headers: &str, content: &str) -> Vec<u8> {
-    format!(
-        "--XyZ\r\nContent-Disposition: form-data; name=\"comment\"\r\n{part_headers}\r\n\r\n{content}\r\n--XyZ--\r\n"
-    )
-    .into_bytes()
+    multipart_bytes(part_headers, content.as_bytes())
+}
+
+fn multipart_bytes(part_headers: &str, content: &[u8]) -> Vec<u8> {
+    let mut body = format!("--XyZ\r\nContent-Disposition: form-data; name=\"comment\"\r\n{part_headers}\r\n\r\n").into_bytes();
+    body.extend_from_slice(content);
+    body.extend_from_slice(b"\r\n--XyZ--\r\n");
+    body
 }
 
 /// An attack and how it travels, with the same request written plainly.
@@ -122,6 +126,13 @@ fn attack_cases() -> Vec<Case> {
             mp,
             None,
             multipart("Content-Transfer-Encoding: base64", B64_SQLI),
+            plain(mp, &String::from_utf8(multipart("Content-Type: text/plain", SQLI)).unwrap()),
+        ),
+        case(
+            "EBCDIC-037 multipart part SQLi",
+            mp,
+            None,
+            multipart_bytes("Content-Type: text/plain; charset=ibm037", &ebcdic_037(SQLI)),
             plain(mp, &String::from_utf8(multipart("Content-Type: text/plain", SQLI)).unwrap()),
         ),
     ]

@@ -24,14 +24,20 @@ pub enum Charset {
 
 /// The `charset` parameter of a Content-Type value, unquoted and lower-cased.
 pub fn charset_param(content_type: &str) -> Option<String> {
+    media_param(content_type, "charset").map(|v| v.to_ascii_lowercase())
+}
+
+/// A parameter of a Content-Type value (`name` matched without case), unquoted; `None` when
+/// absent or empty.
+pub fn media_param<'a>(content_type: &'a str, name: &str) -> Option<&'a str> {
     content_type.split(';').skip(1).find_map(|param| {
-        let (name, value) = param.split_once('=')?;
-        if !name.trim().eq_ignore_ascii_case("charset") {
+        let (param_name, value) = param.split_once('=')?;
+        if !param_name.trim().eq_ignore_ascii_case(name) {
             return None;
         }
         let value = value.trim();
         let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value);
-        (!value.is_empty()).then(|| value.to_ascii_lowercase())
+        (!value.is_empty()).then_some(value)
     })
 }
 

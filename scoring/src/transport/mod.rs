@@ -7,12 +7,14 @@
 //! `decompression-limit`, `charset:<label>`) so that policy can refuse instead of passing
 //! unread bytes. What the client sent is forwarded unchanged; only the scored view is decoded.
 //!
-//! Multipart parts' own Content-Transfer-Encoding and charset are undone by the multipart
-//! parser (`body::multipart`), which uses [`charset`] for the latter.
+//! A multipart part's own charset on raw 8-bit content is decoded here, on bytes
+//! ([`multipart_charset`]); a part with a Content-Transfer-Encoding is left to the multipart
+//! parser (`body::part_encoding`), which undoes it and then the charset.
 
 pub mod charset;
 pub mod compression;
 pub mod ebcdic;
+pub mod multipart_charset;
 
 use std::borrow::Cow;
 
@@ -62,11 +64,24 @@ pub fn decode_body<'a>(body: EncodedBody<'a>, limits: DecodeLimits) -> DecodedBo
             Charset::AsIs => {}
             // Bounded without a cap of its own: no supported charset more than triples the
             // byte count (one EBCDIC or windows-125x byte → at most 3 UTF-8 bytes).
-            Charset::Decoded(text) => decoded.bytes = Cow::Owned(text.into_bytes()),
-            Charset::Unknown => decoded.partial.push(format!("charset:{}", slug_safe(&label))),
+            Charset::Decoded(text) => {
+                decoded.bytes = Cow::Owned(text.into_bytes());
+                // The whole body is text now: decoding its parts again would compound.
+                return decoded;
+            }
+            Charset::Unknown => decoded.partial.push(unknown_charset_slug(&label)),
+        }
+    }
+    if let Some(content_type) = body.content_type.filter(|t| t.trim_start().to_ascii_lowercase().starts_with("multipart/")) {
+        if let Some(rewritten) = multipart_charset::decode_part_charsets(&decoded.bytes, content_type, &mut decoded.partial) {
+            decoded.bytes = Cow::Owned(rewritten);
         }
     }
     decoded
+}
+
+fn unknown_charset_slug(label: &str) -> String {
+    format!("charset:{}", slug_safe(label))
 }
 
 fn undo_codings(codings: &str, body: &EncodedBody<'_>, limits: DecodeLimits, decoded: &mut DecodedBody<'_>) {
