@@ -4,6 +4,7 @@ pub mod body;
 pub mod detectors;
 pub mod engine;
 pub mod fields;
+pub mod headers;
 pub mod model;
 pub mod models;
 pub mod normalize;
