@@ -39,7 +39,8 @@ pub struct EngineConfig {
     pub transformer_threads: usize,
     pub batch: BatchConfig,
     pub limits: FieldLimits,
-    /// Most texts per request sent to each model; further fields are joined into the last one.
+    /// Most texts (fields, or windows of long fields) per request sent to each model; past it
+    /// the rest is not model-scored and the verdict is partial (`model-budget:<slug>`).
     pub max_model_fields: usize,
     /// Fewest words for a field to count as natural language (prompt-injection model).
     pub min_prompt_words: usize,
@@ -154,6 +155,7 @@ impl Engine {
         let pattern_max = breakdown.0.iter().cloned().fold(0.0, f32::max);
         let models_skipped = pattern_max > self.config.threshold;
         let mut model_error = None;
+        let mut partial = analysis_partial(&analysis);
         if !models_skipped {
             let (sqli, pi) = tokio::join!(
                 self.model_score(&analysis, SQLI),
@@ -162,14 +164,19 @@ impl Engine {
             for (id, result) in [(SQLI, sqli), (PROMPT_INJECTION, pi)] {
                 match result {
                     Ok(scored) => {
-                        breakdown.0[id] = scored.score;
-                        reasons[id] = scored.reason;
+                        breakdown.0[id] = scored.score.score;
+                        reasons[id] = scored.score.reason;
+                        if scored.budget_hit {
+                            partial.push(format!("model-budget:{}", DETECTORS[id].slug));
+                        }
                     }
                     Err(err) => model_error = Some(err),
                 }
             }
         }
-        self.verdict(breakdown, reasons, models_skipped, model_error)
+        let mut verdict = self.verdict(breakdown, reasons, models_skipped, model_error);
+        verdict.partial = partial;
+        verdict
     }
 
     /// One detector (spec 4.2 `/score/{detector}`); model detectors always run their model.
@@ -180,7 +187,7 @@ impl Engine {
                 let (score, reason) = self.pattern_score(&analysis, detector);
                 DetectorScore { score, reason }
             }
-            Backing::Model => self.model_score(&analysis, detector).await?,
+            Backing::Model => self.model_score(&analysis, detector).await?.score,
         };
         let reason = if scored.score > self.config.threshold { scored.reason } else { String::new() };
         Ok(DetectorScore { score: scored.score, reason })
@@ -188,8 +195,11 @@ impl Engine {
 
     /// Pattern detectors only: what the request costs when no model runs (benches, eval).
     pub fn score_patterns(&self, input: &ScoreInput<'_>) -> ScoreAll {
-        let (breakdown, reasons) = self.pattern_breakdown(&self.analyze(input));
-        self.verdict(breakdown, reasons, true, None)
+        let analysis = self.analyze(input);
+        let (breakdown, reasons) = self.pattern_breakdown(&analysis);
+        let mut verdict = self.verdict(breakdown, reasons, true, None);
+        verdict.partial = analysis_partial(&analysis);
+        verdict
     }
 
     /// Scores and reasons of every regex-backed detector (model detectors left at 0).
@@ -234,42 +244,52 @@ impl Engine {
         }
     }
 
-    /// Runs a model on the fields where it can matter; the detector score is the max.
-    async fn model_score(&self, analysis: &Analysis, detector: DetectorId) -> Result<DetectorScore, ModelError> {
+    /// Runs a model on the fields where it can matter; the detector score is the max. Long
+    /// fields go in overlapping windows (the SQLi featurizer reads 4 KiB; prompt-injection
+    /// texts are cut into 2 KiB prose chunks), so no byte of a candidate is left unread
+    /// unless the per-request budget is spent, which the result says.
+    async fn model_score(&self, analysis: &Analysis, detector: DetectorId) -> Result<ModelScore, ModelError> {
         let candidates = self.model_candidates(analysis, detector);
         if candidates.is_empty() {
-            return Ok(DetectorScore { score: 0.0, reason: String::new() });
+            return Ok(ModelScore::default());
         }
         let fields = &analysis.request.fields;
-        let mut texts: Vec<String> = candidates
-            .iter()
-            .map(|&f| match detector {
+        let window = if detector == PROMPT_INJECTION { PROMPT_WINDOW } else { SQLI_WINDOW };
+        let budget = self.config.max_model_fields.max(1);
+        let mut texts: Vec<String> = Vec::new();
+        // For each text, the index into `candidates` of the field it came from.
+        let mut origin: Vec<usize> = Vec::new();
+        let mut budget_hit = false;
+        'fields: for (ci, &f) in candidates.iter().enumerate() {
+            let text = match detector {
                 PROMPT_INJECTION => prompt_text(fields.get(f).map(|field| field.value).unwrap_or("")),
                 _ => analysis.views.model_text(fields, f).to_string(),
-            })
-            .collect();
-        // Fields beyond the per-request budget are scored joined into the last text rather than
-        // dropped: padding a chat with harmless messages must not push an injection out of view.
-        let budget = self.config.max_model_fields.max(1);
-        if texts.len() > budget {
-            let rest = texts.split_off(budget - 1).join("\n");
-            texts.push(rest);
+            };
+            for piece in windows(&text, window) {
+                if texts.len() == budget {
+                    budget_hit = true;
+                    break 'fields;
+                }
+                texts.push(piece.to_string());
+                origin.push(ci);
+            }
         }
         let scores = self.models.score_many(detector, texts).await?;
         let (best_idx, best) = scores
             .iter()
             .enumerate()
             .fold((0, 0.0f32), |(bi, b), (i, &s)| if s > b { (i, s) } else { (bi, b) });
+        let best_field = candidates[origin.get(best_idx).copied().unwrap_or(0)];
         let decoded = match detector {
             PROMPT_INJECTION => {
-                let value = fields.get(candidates[best_idx]).map(|field| field.value).unwrap_or("");
+                let value = fields.get(best_field).map(|field| field.value).unwrap_or("");
                 prompt_text(value) != value
             }
-            _ => analysis.views.decoded_fields.get(candidates[best_idx]).is_some_and(|d| d.is_some()),
+            _ => analysis.views.decoded_fields.get(best_field).is_some_and(|d| d.is_some()),
         };
         let slug = DETECTORS[detector].slug;
         let reason = if decoded { format!("{slug}:model (decoded)") } else { format!("{slug}:model") };
-        Ok(DetectorScore { score: best, reason })
+        Ok(ModelScore { score: DetectorScore { score: best, reason }, budget_hit })
     }
 
     fn model_candidates(&self, analysis: &Analysis, detector: DetectorId) -> Vec<usize> {
@@ -286,13 +306,75 @@ impl Engine {
         let Some(field) = fields.get(idx) else { return false };
         if !matches!(
             field.kind,
-            FieldKind::QueryValue | FieldKind::BodyValue | FieldKind::BodyRaw | FieldKind::Base64
+            FieldKind::QueryValue | FieldKind::BodyValue | FieldKind::BodyRaw | FieldKind::Base64 | FieldKind::Overflow
         ) || field.value.len() < 20
         {
             return false;
         }
         looks_like_prose(field.value, self.config.min_prompt_words)
     }
+}
+
+/// One model's result for a request, and whether its text budget ran out.
+#[derive(Default)]
+struct ModelScore {
+    score: DetectorScore,
+    budget_hit: bool,
+}
+
+/// Window of a long text: `size` bytes, consecutive windows overlapping by `overlap`.
+#[derive(Clone, Copy)]
+struct Window {
+    size: usize,
+    overlap: usize,
+}
+
+/// The SQLi featurizer reads the first 4 KiB of a text: longer texts go in 4 KiB windows
+/// every 2 KiB.
+const SQLI_WINDOW: Window = Window { size: 4096, overlap: 2048 };
+
+/// Prompt-injection prose in 2 KiB chunks overlapping 512 bytes: each chunk stays within the
+/// transformer's window cap, so none of it is skipped by window subsampling.
+const PROMPT_WINDOW: Window = Window { size: 2048, overlap: 512 };
+
+/// `text` cut into overlapping windows on char boundaries; a short text is one window.
+fn windows(text: &str, window: Window) -> Vec<&str> {
+    if text.len() <= window.size {
+        return vec![text];
+    }
+    let step = window.size - window.overlap;
+    let mut out = Vec::new();
+    let mut start = 0;
+    loop {
+        let mut end = (start + window.size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.push(&text[start..end]);
+        if end == text.len() {
+            return out;
+        }
+        let mut next = start + step;
+        while !text.is_char_boundary(next) {
+            next += 1;
+        }
+        start = next;
+    }
+}
+
+/// Partial-coverage slugs of the synchronous stages: bounds that left input unread.
+fn analysis_partial(analysis: &Analysis) -> Vec<String> {
+    let mut partial = Vec::new();
+    if analysis.request.fields.arena_capped {
+        partial.push("arena-cap".to_string());
+    }
+    if analysis.views.decode_rounds_hit {
+        partial.push("decode-rounds".to_string());
+    }
+    if analysis.views.base64_budget_hit {
+        partial.push("base64-budget".to_string());
+    }
+    partial
 }
 
 /// The text an LLM would read: decoded (percent, entities, escapes) but not collapsed. The
@@ -337,7 +419,19 @@ const LONG_PROSE_WORDS: usize = 12;
 
 #[cfg(test)]
 mod tests {
-    use super::looks_like_prose;
+    use super::{looks_like_prose, windows, SQLI_WINDOW};
+
+    #[test]
+    fn long_texts_are_windowed_without_gaps() {
+        let text: String = (0..10_000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+        let parts = windows(&text, SQLI_WINDOW);
+        assert_eq!(parts.len(), 4);
+        assert!(parts.iter().all(|p| p.len() <= 4096));
+        assert!(parts.last().unwrap().ends_with(&text[9_000..]));
+        assert_eq!(windows("short", SQLI_WINDOW), ["short"]);
+        let accents = "é".repeat(3000);
+        assert!(windows(&accents, SQLI_WINDOW).iter().all(|p| p.chars().all(|c| c == 'é')));
+    }
 
     #[test]
     fn prose_is_told_from_parameters() {

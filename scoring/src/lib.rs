@@ -6,6 +6,7 @@ pub mod engine;
 pub mod fields;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
+pub mod headers;
 pub mod model;
 pub mod models;
 pub mod normalize;

@@ -3,6 +3,7 @@
 
 use crate::body;
 use crate::fields::{FieldKind, FieldLimits, Fields};
+use crate::headers;
 use crate::normalize::percent::{form_decode_into, path_decode_into};
 
 /// A scoring request as the inference service receives it.
@@ -19,35 +20,6 @@ pub struct ParsedRequest {
     pub method: String,
     pub path: String,
     pub fields: Fields,
-}
-
-/// Headers never scored: protocol plumbing whose values are not application input, or
-/// credentials whose encoded form only produces noise (and must not be logged in reasons).
-const UNSCORED_HEADERS: &[&str] = &[
-    "accept",
-    "accept-encoding",
-    "accept-language",
-    "authorization",
-    "cache-control",
-    "connection",
-    "content-length",
-    "content-type",
-    "host",
-    "if-modified-since",
-    "if-none-match",
-    "keep-alive",
-    "pragma",
-    "proxy-authorization",
-    "te",
-    "upgrade-insecure-requests",
-];
-
-/// Whether a header's value is application input worth scanning.
-pub fn header_is_scored(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    !(UNSCORED_HEADERS.contains(&lower.as_str())
-        || lower.starts_with("sec-")
-        || lower.starts_with("x-waf-"))
 }
 
 /// Names made only of these characters cannot carry an attack; skipping them saves scans.
@@ -88,8 +60,8 @@ pub fn parse_request(input: &ScoreInput<'_>, limits: FieldLimits) -> ParsedReque
         }
         if name.eq_ignore_ascii_case("cookie") {
             push_cookies(value, &mut fields, &mut scratch);
-        } else if header_is_scored(name) {
-            let value = if is_page_address(name) { without_plain_origin(value) } else { value.as_str() };
+        } else if let Some(value) = headers::scored_value(name, value) {
+            let value = if is_page_address(name) { without_plain_origin(&value) } else { &value };
             if !value.is_empty() {
                 fields.push(FieldKind::Header, &name.to_ascii_lowercase(), value);
             }
@@ -181,8 +153,14 @@ fn push_cookies(header: &str, fields: &mut Fields, scratch: &mut String) {
             Some(i) => (&pair[..i], &pair[i + 1..]),
             None => ("", pair),
         };
+        let name = name.trim();
+        // Names reach the application too (frameworks iterate over every cookie).
+        if !is_plain_name(name) {
+            path_decode_into(name, scratch);
+            fields.push(FieldKind::Cookie, "", scratch);
+        }
         path_decode_into(value, scratch);
-        fields.push(FieldKind::Cookie, name.trim(), scratch);
+        fields.push(FieldKind::Cookie, name, scratch);
     }
 }
 
@@ -218,13 +196,14 @@ mod tests {
         let headers = vec![
             ("User-Agent".to_string(), "sqlmap/1.7".to_string()),
             ("Accept".to_string(), "*/*".to_string()),
-            ("Cookie".to_string(), "sid=abc; pref=%3Cscript%3E".to_string()),
+            ("Cookie".to_string(), "sid=abc; pref=%3Cscript%3E; %3Cb%3E=1".to_string()),
         ];
         let req = parse_request(&ScoreInput { request_text: "GET /", headers: &headers }, FieldLimits::default());
         let fields: Vec<Field<'_>> = req.fields.iter().collect();
         assert!(fields.contains(&Field { kind: FieldKind::Header, name: "user-agent", value: "sqlmap/1.7" }));
         assert!(fields.contains(&Field { kind: FieldKind::Cookie, name: "pref", value: "<script>" }));
         assert!(!fields.iter().any(|f| f.value == "*/*"));
+        assert!(fields.contains(&Field { kind: FieldKind::Cookie, name: "", value: "<b>" }), "cookie names are scored");
     }
 
     #[test]

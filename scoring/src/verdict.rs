@@ -6,7 +6,7 @@ use crate::detectors::{DetectorId, DETECTORS};
 use crate::model::ModelError;
 
 /// Spec 2.2: one detector's score and reason.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct DetectorScore {
     pub score: f32,
     pub reason: String,

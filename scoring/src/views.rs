@@ -10,7 +10,7 @@ use crate::normalize;
 pub enum ViewKind {
     /// Each field after one standard URL/form decoding: what the application sees.
     Plain,
-    /// Deep decoding + comment/whitespace collapse + case folding, for fields that changed,
+    /// Deep decoding + comment/whitespace collapse (case kept), for fields that changed,
     /// and base64 segments decoded to text.
     Decoded,
 }
@@ -77,6 +77,10 @@ pub struct Views {
     pub decoded: View,
     /// For each field, the decoded+collapsed text, or None when decoding changed nothing.
     pub decoded_fields: Vec<Option<String>>,
+    /// Some field still decoded further when `decode_deep`'s round bound stopped it.
+    pub decode_rounds_hit: bool,
+    /// Some field had base64 candidates left when the per-field segment bounds stopped.
+    pub base64_budget_hit: bool,
 }
 
 impl Views {
@@ -91,6 +95,8 @@ impl Views {
         self.plain.clear();
         self.decoded.clear();
         self.decoded_fields.clear();
+        self.decode_rounds_hit = false;
+        self.base64_budget_hit = false;
         self.plain.text.reserve(fields.text_len() + fields.len());
         self.plain.starts.reserve(fields.len());
         self.plain.field_of_segment.reserve(fields.len());
@@ -100,11 +106,15 @@ impl Views {
         let mut base64 = Vec::new();
         for (idx, field) in fields.iter().enumerate() {
             self.plain.push(idx, field.value);
-            let decoded = normalize::may_need_decoding(field.value)
-                && normalize::decode_deep(field.value, &mut deep);
+            let decoded = normalize::may_need_decoding(field.value) && {
+                let outcome = normalize::decode_deep_bounded(field.value, &mut deep);
+                self.decode_rounds_hit |= outcome.bound_hit;
+                outcome.changed
+            };
             let source = if decoded { deep.as_str() } else { field.value };
-            // Whitespace and case alone never need a second scan (rules are caseless and
-            // whitespace-tolerant); comments do, because they split keywords.
+            // Whitespace and case alone never need a second scan (rules are whitespace-tolerant,
+            // and a case-sensitive rule wants the original case); comments do, because they
+            // split keywords.
             if decoded || has_comment_marker(source) {
                 normalize::collapse(source, &mut collapsed);
                 self.decoded.push(idx, &collapsed);
@@ -113,7 +123,7 @@ impl Views {
                 self.decoded_fields.push(None);
             }
             base64.clear();
-            normalize::base64_segments(field.value, &mut base64);
+            self.base64_budget_hit |= normalize::base64_segments(field.value, &mut base64);
             for text in &base64 {
                 self.decoded.push(idx, text);
             }

@@ -79,7 +79,7 @@ async fn chat_bodies_forms_and_queries_carry_prompt_injection() {
     for text in [json, form, query] {
         let r = engine.score_all(&input(&text)).await;
         assert_eq!(r.detector, "prompt-injection", "{text}: {r:?}");
-        assert!(r.score > engine.threshold());
+        assert!(r.score > engine.threshold(), "{text}: {r:?}");
     }
 }
 

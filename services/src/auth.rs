@@ -48,8 +48,14 @@ impl AuthAdapter {
 
     async fn check(&self, req: Request<Incoming>, conn: ConnInfo) -> Result<HttpResponse, ApiError> {
         let (parts, body) = req.into_parts();
-        let method = first_header(&parts.headers, &METHOD_HEADERS).unwrap_or_else(|| parts.method.as_str().to_string());
-        let uri = first_header(&parts.headers, &URI_HEADERS).ok_or_else(|| {
+        let method_source = first_header(&parts.headers, &METHOD_HEADERS);
+        let uri_source = first_header(&parts.headers, &URI_HEADERS);
+        let type_source = first_header(&parts.headers, &CONTENT_TYPE_HEADERS);
+        // Only the headers this request's line and type were read from describe the
+        // subrequest; the client's X-Forwarded-*, X-Real-IP, X-Original-URL reach the app.
+        let sources: Vec<&str> = [&method_source, &uri_source, &type_source].iter().filter_map(|s| s.as_ref().map(|(n, _)| *n)).collect();
+        let method = method_source.map(|(_, v)| v).unwrap_or_else(|| parts.method.as_str().to_string());
+        let uri = uri_source.map(|(_, v)| v).ok_or_else(|| {
             ApiError::InvalidRequest("X-Original-URI is missing: set `proxy_set_header X-Original-URI $request_uri;` in the auth location".into())
         })?;
         let (path, query) = uri.split_once('?').unwrap_or((uri.as_str(), ""));
@@ -64,10 +70,10 @@ impl AuthAdapter {
         let mut scored_headers: Vec<(&str, &[u8])> = parts
             .headers
             .iter()
-            .filter(|(name, _)| !is_plumbing(name.as_str()))
+            .filter(|(name, _)| !is_plumbing(name.as_str(), &sources))
             .map(|(n, v)| (n.as_str(), v.as_bytes()))
             .collect();
-        let original_type = first_header(&parts.headers, &CONTENT_TYPE_HEADERS);
+        let original_type = type_source.map(|(_, v)| v);
         if let Some(content_type) = &original_type {
             scored_headers.push(("content-type", content_type.as_bytes()));
         }
@@ -99,19 +105,18 @@ impl AuthAdapter {
     }
 }
 
-/// Headers that describe the subrequest, not the client's request.
-fn is_plumbing(name: &str) -> bool {
-    name.starts_with("x-original-")
-        || name.starts_with("x-forwarded-")
-        || matches!(name, "x-real-ip" | "content-type" | "content-length")
+/// Headers that describe the subrequest, not the client's request: the ones the original
+/// method, URI and content type were read from, and the subrequest's own framing.
+fn is_plumbing(name: &str, sources: &[&str]) -> bool {
+    sources.contains(&name) || matches!(name, "content-type" | "content-length" | "x-original-content-type")
 }
 
-fn first_header(headers: &HeaderMap, names: &[&str]) -> Option<String> {
-    names
-        .iter()
-        .find_map(|name| headers.get(*name))
-        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
-        .filter(|v| !v.is_empty())
+/// The first of `names` present with a non-empty value: (its name, its value).
+fn first_header(headers: &HeaderMap, names: &[&'static str]) -> Option<(&'static str, String)> {
+    names.iter().find_map(|&name| {
+        let value = String::from_utf8_lossy(headers.get(name)?.as_bytes()).into_owned();
+        (!value.is_empty()).then_some((name, value))
+    })
 }
 
 fn empty(status: StatusCode) -> HttpResponse {

@@ -38,12 +38,15 @@ pub struct ScoreQuery {
 }
 
 impl ScoreQuery {
-    /// Keeps the headers the engine reads (scored values and Content-Type for the body
-    /// parser); Authorization and friends never leave the proxy.
+    /// Keeps what the engine reads of each header (`scoring::headers::forwarded_value`:
+    /// scored values, Content-Type for the body parser, a Basic credential's user name);
+    /// passwords and bearer tokens never leave the process.
     pub fn with_headers<'a>(request_text: String, headers: impl Iterator<Item = (&'a str, &'a [u8])>) -> Self {
         let headers = headers
-            .filter(|(name, _)| name.eq_ignore_ascii_case("content-type") || scoring::request::header_is_scored(name))
-            .map(|(name, value)| (name.to_string(), String::from_utf8_lossy(value).into_owned()))
+            .filter_map(|(name, value)| {
+                let value = String::from_utf8_lossy(value);
+                scoring::headers::forwarded_value(name, &value).map(|kept| (name.to_string(), kept.into_owned()))
+            })
             .collect();
         ScoreQuery { request_text, headers, ..Default::default() }
     }

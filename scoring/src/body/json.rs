@@ -45,7 +45,6 @@ fn push_key(key: &str, fields: &mut Fields) {
 fn push_raw_remainder(body: &str, depth: usize, fields: &mut Fields) {
     let start = offset_of_depth(body, depth).unwrap_or(0);
     fields.push(FieldKind::BodyRaw, "", body.get(start..).unwrap_or(body));
-    fields.truncated = true;
 }
 
 /// Byte offset of the first `{`/`[` that opens nesting level `depth` (1 = the root).

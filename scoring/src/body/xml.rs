@@ -49,7 +49,6 @@ pub(crate) fn parse_xml_at(body: &str, fields: &mut Fields, depth: usize, sniffe
     }
     if let Some(tail) = doc.raw_tail {
         raw::push_raw(body.get(tail..).unwrap_or(body), fields);
-        fields.truncated = true;
     }
     if sniffed && !(trimmed.starts_with("<?xml") || starts_with_ignore_case(trimmed, "<!doctype")) {
         raw::push_raw(body, fields);

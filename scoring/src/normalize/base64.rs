@@ -107,11 +107,13 @@ pub fn has_candidate_run(b: &[u8]) -> bool {
 }
 
 /// Pushes the decoded text of every base64 segment of `input` to `out`. Returns at once
-/// (after a sublinear probe) when [`has_candidate_run`] finds no candidate.
-pub fn base64_segments(input: &str, out: &mut Vec<String>) {
+/// (after a sublinear probe) when [`has_candidate_run`] finds no candidate. Returns true when
+/// a bound ([`MAX_SEGMENTS`], [`MAX_DECODED_BYTES`]) stopped it with candidates left unread:
+/// the caller reports that as partial coverage.
+pub fn base64_segments(input: &str, out: &mut Vec<String>) -> bool {
     let b = input.as_bytes();
     if !has_candidate_run(b) {
-        return;
+        return false;
     }
     let mut budget = Budget { bytes_left: MAX_DECODED_BYTES, scratch: Vec::new() };
     let mut i = 0;
@@ -140,6 +142,7 @@ pub fn base64_segments(input: &str, out: &mut Vec<String>) {
             budget.try_run(run, out);
         }
     }
+    i < b.len() && has_candidate_run(&b[i..])
 }
 
 #[cfg(test)]

@@ -1,11 +1,13 @@
-//! Comment removal, whitespace collapsing and ASCII case folding.
+//! Comment removal and whitespace collapsing.
 //!
 //! - `/* ... */` becomes a space (unterminated: to the end); MySQL executable comments
 //!   `/*!50000 ... */` keep their content (the server runs it), only the markers become spaces.
 //! - `<!-- ... -->` is removed without a trace (`<scr<!-- -->ipt>` → `<script>`); unterminated:
 //!   to the end.
 //! - Runs of whitespace (space, `\t \n \r \v \f`, NBSP) become one space.
-//! - ASCII letters are lower-cased; other characters are kept.
+//! - Case is kept: the pattern database matches caseless except for rules marked
+//!   `case_sensitive` (serialization magic such as `rO0AB`), which need the original case,
+//!   and the SQLi featurizer folds case itself.
 
 /// Appends the collapsed text to `out`; returns whether it differs from `input`.
 pub fn collapse(input: &str, out: &mut String) -> bool {
@@ -59,7 +61,7 @@ pub fn collapse(input: &str, out: &mut String) -> bool {
                     o.push(b' ');
                     pending_space = false;
                 }
-                o.push(c.to_ascii_lowercase());
+                o.push(c);
                 i += 1;
             }
         }
@@ -86,9 +88,9 @@ mod tests {
 
     #[test]
     fn sql_comments_and_case() {
-        assert_eq!(col("SeLeCt/**/uNiOn").0, "select union");
+        assert_eq!(col("SeLeCt/**/uNiOn").0, "SeLeCt uNiOn");
         assert_eq!(col("union/*foo*/ /**/select").0, "union select");
-        assert_eq!(col("/*!50000UNION*/ /*!SELECT*/").0, " union select ");
+        assert_eq!(col("/*!50000UNION*/ /*!SELECT*/").0, " UNION SELECT ");
         assert_eq!(col("1 /* unterminated union select").0, "1 ");
     }
 

@@ -11,7 +11,7 @@
 //! | `entities.rs` | HTML entities: named, `&#60;`, `&#x3c;`, with or without `;`      |
 //! | `escapes.rs`  | `\uXXXX`, `\u{..}`, `\xXX`, octal `\NNN`, `\/`                  |
 //! | `utf8.rs`     | NUL removal, overlong UTF-8 → ASCII, invalid bytes → U+FFFD       |
-//! | `collapse.rs` | comments removed, whitespace collapsed, ASCII lower-cased          |
+//! | `collapse.rs` | comments removed, whitespace collapsed (case kept)                 |
 //! | `base64.rs`   | printable text hidden in base64 segments                           |
 //!
 //! Bounds: no transformation makes its text longer (every encoded form is at least as long as
@@ -53,39 +53,65 @@ const DECODERS: [Transform; 4] = [utf8::clean, percent::deep_decode_into, entiti
 /// `+`, `%uXXXX`, HTML entities, JS/JSON escapes, NUL bytes and overlong UTF-8.
 /// Writes the result to `out` (cleared first) and returns true when it differs from `input`.
 pub fn decode_deep(input: &str, out: &mut String) -> bool {
+    decode_deep_bounded(input, out).changed
+}
+
+/// What [`decode_deep_bounded`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecodeOutcome {
+    /// The output differs from the input.
+    pub changed: bool,
+    /// A bound stopped decoding while the text still decoded further ([`MAX_ROUNDS`] spent, or
+    /// the output would pass [`max_decoded_len`]): the caller reports `decode-rounds`.
+    pub bound_hit: bool,
+}
+
+/// [`decode_deep`], also saying whether a bound stopped it early.
+pub fn decode_deep_bounded(input: &str, out: &mut String) -> DecodeOutcome {
     out.clear();
     let b = input.as_bytes();
     if !b.iter().any(|&c| matches!(c, b'%' | b'+' | b'&' | b'\\' | 0)) {
         out.push_str(input);
-        return false;
+        return DecodeOutcome::default();
     }
     let limit = max_decoded_len(input.len());
     let mut cur = input.to_owned();
     let mut next = String::with_capacity(input.len());
     let mut changed_any = false;
+    let mut bound_hit = false;
+    let mut last_round_changed = false;
     'rounds: for _ in 0..MAX_ROUNDS {
         let mut changed = false;
         for decoder in DECODERS {
             next.clear();
             if decoder(&cur, &mut next) {
                 if next.len() > limit {
+                    bound_hit = true;
                     break 'rounds;
                 }
                 std::mem::swap(&mut cur, &mut next);
                 changed = true;
             }
         }
+        last_round_changed = changed;
         if !changed {
             break;
         }
         changed_any = true;
     }
+    // Every round changed something: one probe round says whether more layers were left.
+    if last_round_changed && !bound_hit {
+        bound_hit = DECODERS.iter().any(|decoder| {
+            next.clear();
+            decoder(&cur, &mut next)
+        });
+    }
     out.push_str(&cur);
-    changed_any && cur != input
+    DecodeOutcome { changed: changed_any && cur != input, bound_hit }
 }
 
-/// Removes comments (`/* */`, `<!-- -->`), collapses whitespace runs to one space and folds
-/// ASCII case. Writes to `out` (cleared first); returns true when it differs from `input`.
+/// Removes comments (`/* */`, `<!-- -->`) and collapses whitespace runs to one space; case
+/// is kept. Writes to `out` (cleared first); returns true when it differs from `input`.
 pub fn collapse(input: &str, out: &mut String) -> bool {
     out.clear();
     collapse::collapse(input, out)
@@ -93,9 +119,9 @@ pub fn collapse(input: &str, out: &mut String) -> bool {
 
 /// Finds base64 segments of at least 16 characters that decode to printable text and pushes
 /// each decoded text to `out` (at most [`base64::MAX_SEGMENTS`] texts and
-/// [`base64::MAX_DECODED_BYTES`] bytes).
-pub fn base64_segments(input: &str, out: &mut Vec<String>) {
-    base64::base64_segments(input, out);
+/// [`base64::MAX_DECODED_BYTES`] bytes). Returns true when those bounds left candidates unread.
+pub fn base64_segments(input: &str, out: &mut Vec<String>) -> bool {
+    base64::base64_segments(input, out)
 }
 
 /// A byte that by itself means the decoded view may differ: encoding syntax (`% + & \\`),
@@ -117,7 +143,7 @@ fn is_comment_start(a: u8, b: u8) -> bool {
 /// whitespace, NBSP) and `base64_segments` can reveal anything, so the decoded view can be
 /// skipped. True for encoding bytes (`% + & \\`), NUL, control whitespace, U+0080..U+00BF
 /// (NBSP), `/*`, `<!`, and runs of 16+ base64 characters with both cases. Other non-ASCII text
-/// (accents, CJK) and ASCII upper case do not trigger it (detectors match case-insensitively).
+/// (accents, CJK) and ASCII upper case do not trigger it (a case change alone reveals nothing).
 /// Cost: one vectorisable pass for the bytes, and a strided probe for base64 runs.
 pub fn may_need_decoding(input: &str) -> bool {
     let b = input.as_bytes();
@@ -166,7 +192,7 @@ mod tests {
         assert_eq!(deep("%c0%ae%c0%ae%c0%af"), "../");
         assert_eq!(deep("..%c0%af..%c0%afetc%c0%afpasswd"), "../../etc/passwd");
         assert_eq!(view("<scr<!-- -->ipt>"), "<script>");
-        assert_eq!(view("SeLeCt/**/uNiOn"), "select union");
+        assert_eq!(view("SeLeCt/**/uNiOn"), "SeLeCt uNiOn", "case is kept for case-sensitive rules");
         let mut segs = Vec::new();
         base64_segments("PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==", &mut segs);
         assert_eq!(segs, ["<script>alert(1)</script>"]);
@@ -180,7 +206,7 @@ mod tests {
         assert_eq!(deep("\\x25\\x33\\x43"), "<");
         assert_eq!(deep("java%26%23x09%3Bscript%26colon%3B"), "java\tscript:");
         assert_eq!(deep("a%00b\0c"), "abc");
-        assert_eq!(view("UNION%0aSELECT%09*%2F**%2FFROM"), "union select * from");
+        assert_eq!(view("UNION%0aSELECT%09*%2F**%2FFROM"), "UNION SELECT * FROM");
     }
 
     #[test]

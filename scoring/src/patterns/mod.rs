@@ -166,11 +166,8 @@ fn compile_pattern(id: usize, rule: &Rule) -> (Pattern, bool) {
     // SOM is costly (and overflows when used on every pattern): only where a match could
     // otherwise include the separator. Such rules report every match, not just the first, so
     // a rejected cross-field match cannot hide a real one.
-    let flags = if matches_nul {
-        CompileFlags::CASELESS | CompileFlags::SOM_LEFTMOST
-    } else {
-        CompileFlags::CASELESS | CompileFlags::SINGLEMATCH
-    };
+    let case = if rule.case_sensitive { CompileFlags::empty() } else { CompileFlags::CASELESS };
+    let flags = if matches_nul { case | CompileFlags::SOM_LEFTMOST } else { case | CompileFlags::SINGLEMATCH };
     (Pattern { expression, flags, id: Some(id), ext: Default::default(), som: None }, matches_nul)
 }
 
@@ -198,6 +195,7 @@ mod tests {
             description: String::new(),
             views: ViewScope::All,
             role: RuleRole::Detect,
+            case_sensitive: false,
             reason: format!("{slug}:{id}"),
         }
     }

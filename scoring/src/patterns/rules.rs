@@ -50,6 +50,10 @@ struct RuleSpec {
     description: String,
     #[serde(default)]
     views: ViewScope,
+    /// Match case as written (serialization magic, base64 prefixes): a caseless match of
+    /// `gASV` hits one random base64 blob in a few.
+    #[serde(default)]
+    case_sensitive: bool,
 }
 
 fn default_score() -> f32 {
@@ -82,6 +86,8 @@ pub struct Rule {
     pub description: String,
     pub views: ViewScope,
     pub role: RuleRole,
+    /// Compiled without CASELESS.
+    pub case_sensitive: bool,
     /// `"<slug>:<id>"`, built once so scoring never formats strings.
     pub reason: String,
 }
@@ -169,6 +175,7 @@ fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), Pa
             description: spec.description,
             views: spec.views,
             role,
+            case_sensitive: spec.case_sensitive,
         });
     }
     Ok(())
