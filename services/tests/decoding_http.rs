@@ -299,3 +299,23 @@ async fn ext_proc_decodes_gzip_and_ebcdic_bodies() {
         }
     }
 }
+
+/// What cannot be decoded reaches the verdict as partial, for WAF_ON_PARTIAL (policy) to refuse.
+#[tokio::test]
+async fn undecodable_bodies_reach_the_verdict_as_partial() {
+    use services::scored_request::HttpRequest;
+    use services::scorer::{InProcessScorer, ScoreQuery, Scorer};
+    let scorer = InProcessScorer::new(common::proxy::shared_engine());
+    let bomb = gzip(&vec![0u8; 8 << 20]);
+    let cases: [(&str, &[(&str, &[u8])], &[u8]); 4] = [
+        ("content-encoding:compress", &[("content-encoding", b"compress")], b"\x1f\x9d\x90"),
+        ("content-encoding:br", &[("content-encoding", b"br")], b"not brotli"),
+        ("charset:utf-7", &[("content-type", b"text/plain; charset=utf-7")], b"+ADw-script+AD4-"),
+        ("decompression-limit", &[("content-encoding", b"gzip")], &bomb),
+    ];
+    for (slug, headers, body) in cases {
+        let request = HttpRequest { method: "POST", path: "/p", query: "", headers, body, body_truncated: false, body_limit: 1 << 20 };
+        let verdict = scorer.score(&ScoreQuery::from_http(request)).await.unwrap();
+        assert!(verdict.partial.as_deref().is_some_and(|p| p.split(',').any(|s| s == slug)), "{slug}: {verdict:?}");
+    }
+}
