@@ -3,9 +3,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
+use crate::context::ScoreContext;
 use crate::detectors::{detector_id, Backing, DetectorId, DETECTORS, PROMPT_INJECTION, SQLI, XSS, XSS_MATCH_SCORE};
 use crate::fields::{FieldKind, FieldLimits, Fields};
 use crate::model::{BatchConfig, ModelError};
@@ -43,6 +45,9 @@ pub struct EngineConfig {
     pub max_model_fields: usize,
     /// Fewest words for a field to count as natural language (prompt-injection model).
     pub min_prompt_words: usize,
+    /// How long a request's model work may take when the caller names no deadline
+    /// (WAF_SCORING_DEADLINE_MS); past it the work is dropped and the verdict lacks the model.
+    pub scoring_deadline: Duration,
 }
 
 impl Default for EngineConfig {
@@ -58,6 +63,7 @@ impl Default for EngineConfig {
             limits: FieldLimits::default(),
             max_model_fields: 64,
             min_prompt_words: 5,
+            scoring_deadline: Duration::from_millis(2000),
         }
     }
 }
@@ -149,6 +155,19 @@ impl Engine {
     /// Spec 4.2 rules 4–5: every detector after one normalisation pass; patterns first, models
     /// skipped when a pattern already crossed the threshold.
     pub async fn score_all(&self, input: &ScoreInput<'_>) -> ScoreAll {
+        self.score_all_with(input, &ScoreContext::default()).await
+    }
+
+    /// [`Engine::score_all`] for one client within one deadline: the model queue shares work
+    /// fairly between clients and drops work past its deadline (the verdict then carries a
+    /// `DeadlineExceeded` model error, which the front door's policy turns into a refusal).
+    pub async fn score_all_with(&self, input: &ScoreInput<'_>, context: &ScoreContext) -> ScoreAll {
+        let own_deadline = Instant::now() + self.config.scoring_deadline;
+        let context = ScoreContext {
+            client: context.client.clone(),
+            // The caller's deadline, never later than the engine's own.
+            deadline: Some(context.deadline.map_or(own_deadline, |d| d.min(own_deadline))),
+        };
         let analysis = self.analyze(input);
         let (mut breakdown, mut reasons) = self.pattern_breakdown(&analysis);
         let pattern_max = breakdown.0.iter().cloned().fold(0.0, f32::max);
@@ -156,8 +175,8 @@ impl Engine {
         let mut model_error = None;
         if !models_skipped {
             let (sqli, pi) = tokio::join!(
-                self.model_score(&analysis, SQLI),
-                self.model_score(&analysis, PROMPT_INJECTION)
+                self.model_score(&analysis, SQLI, &context),
+                self.model_score(&analysis, PROMPT_INJECTION, &context)
             );
             for (id, result) in [(SQLI, sqli), (PROMPT_INJECTION, pi)] {
                 match result {
@@ -180,7 +199,7 @@ impl Engine {
                 let (score, reason) = self.pattern_score(&analysis, detector);
                 DetectorScore { score, reason }
             }
-            Backing::Model => self.model_score(&analysis, detector).await?,
+            Backing::Model => self.model_score(&analysis, detector, &ScoreContext::default()).await?,
         };
         let reason = if scored.score > self.config.threshold { scored.reason } else { String::new() };
         Ok(DetectorScore { score: scored.score, reason })
@@ -235,7 +254,7 @@ impl Engine {
     }
 
     /// Runs a model on the fields where it can matter; the detector score is the max.
-    async fn model_score(&self, analysis: &Analysis, detector: DetectorId) -> Result<DetectorScore, ModelError> {
+    async fn model_score(&self, analysis: &Analysis, detector: DetectorId, context: &ScoreContext) -> Result<DetectorScore, ModelError> {
         let candidates = self.model_candidates(analysis, detector);
         if candidates.is_empty() {
             return Ok(DetectorScore { score: 0.0, reason: String::new() });
@@ -255,7 +274,7 @@ impl Engine {
             let rest = texts.split_off(budget - 1).join("\n");
             texts.push(rest);
         }
-        let scores = self.models.score_many(detector, texts).await?;
+        let scores = self.models.score_many_with(detector, texts, context).await?;
         let (best_idx, best) = scores
             .iter()
             .enumerate()

@@ -174,6 +174,7 @@ mod tests {
             latency_ms,
             detector: String::new(),
             query: String::new(),
+            partial: String::new(),
         }
     }
 

@@ -46,6 +46,9 @@ pub struct Event {
     pub detector: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub query: String,
+    /// Work bounds hit while scoring (comma-separated slugs); absent when all was scored.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub partial: String,
 }
 
 /// Events keep this much of a path or query: enough to read an attack, bounded memory.
@@ -67,9 +70,13 @@ impl Event {
         mode: WafMode,
         latency_ms: f64,
     ) -> Event {
-        let (score, reason, detector) = match verdict {
-            Ok(v) => (v.score, v.reason.clone(), v.detector.clone()),
-            Err(err) => (0.0, format!("error:{}", error_code(err)), String::new()),
+        let (score, reason, detector, partial) = match verdict {
+            Ok(v) => {
+                // A policy decision (model missing, partial) says so instead of a detector.
+                let reason = decision.policy_reason(v).unwrap_or_else(|| v.reason.clone());
+                (v.score, reason, v.detector.clone(), v.partial.clone().unwrap_or_default())
+            }
+            Err(err) => (0.0, format!("error:{}", error_code(err)), String::new(), String::new()),
         };
         Event {
             timestamp: rfc3339_utc(std::time::SystemTime::now()),
@@ -83,6 +90,7 @@ impl Event {
             latency_ms: (latency_ms * 1000.0).round() / 1000.0,
             detector,
             query: truncate(request.query),
+            partial: truncate(&partial),
         }
     }
 }
@@ -211,6 +219,7 @@ mod tests {
             latency_ms: 0.1,
             detector: String::new(),
             query: String::new(),
+            partial: String::new(),
         }
     }
 

@@ -13,7 +13,7 @@ use proto::{
 
 use crate::decision::{Decision, Effect};
 use crate::scorer::{compose_request_text, ScoreError, ScoreQuery, Verdict};
-use crate::waf_headers::{block_body_json, verdict_headers};
+use crate::waf_headers::{block_body_json, unavailable_body_json, verdict_headers};
 
 /// `HeaderValueOption.append_action`: replace an existing value or add one.
 const OVERWRITE_IF_EXISTS_OR_ADD: i32 = 2;
@@ -22,7 +22,7 @@ const OVERWRITE_IF_EXISTS_OR_ADD: i32 = 2;
 pub trait Judge {
     /// Scores `query` and decides; `Err` when scoring failed (the stream then ends with a gRPC
     /// error and Envoy's failure_mode_allow decides).
-    fn judge(&self, query: &ScoreQuery, request: &RequestLine) -> impl std::future::Future<Output = Result<Judged, ScoreError>> + Send;
+    fn judge(&self, query: ScoreQuery, request: &RequestLine) -> impl std::future::Future<Output = Result<Judged, ScoreError>> + Send;
 }
 
 /// A decided request: the verdict headers to add, or a block.
@@ -91,9 +91,10 @@ impl Exchange {
             Some(Phase::RequestTrailers(_)) => {
                 if self.awaiting_body {
                     self.awaiting_body = false;
-                    match self.judge(judge).await? {
-                        judged if judged.decision.effect == Effect::Kill => block(),
-                        _ => Answer::RequestTrailers(TrailersResponse::default()),
+                    match self.judge(judge).await?.decision.effect {
+                        Effect::Kill => block(),
+                        Effect::Refuse => refuse(),
+                        Effect::Forward => Answer::RequestTrailers(TrailersResponse::default()),
                     }
                 } else {
                     Answer::RequestTrailers(TrailersResponse::default())
@@ -132,7 +133,7 @@ impl Exchange {
         let (path, query) = self.request.path.split_once('?').unwrap_or((self.request.path.as_str(), ""));
         let text = compose_request_text(&self.request.method, path, query, &self.body);
         let scored = ScoreQuery::with_headers(text, self.request.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())));
-        judge.judge(&scored, &self.request).await
+        judge.judge(scored, &self.request).await
     }
 }
 
@@ -156,31 +157,45 @@ fn mutation(judged: &Judged, forged: Vec<String>) -> Option<CommonResponse> {
 }
 
 fn headers_or_block(judged: Judged, forged: Vec<String>) -> Answer {
-    if judged.decision.effect == Effect::Kill {
-        return block();
+    match judged.decision.effect {
+        Effect::Kill => return block(),
+        Effect::Refuse => return refuse(),
+        Effect::Forward => {}
     }
     Answer::RequestHeaders(HeadersResponse { response: mutation(&judged, forged) })
 }
 
 fn body_or_block(judged: Judged, headers_held: bool, forged: Vec<String>) -> Answer {
-    if judged.decision.effect == Effect::Kill {
-        return block();
+    match judged.decision.effect {
+        Effect::Kill => return block(),
+        Effect::Refuse => return refuse(),
+        Effect::Forward => {}
     }
     Answer::RequestBody(BodyResponse { response: headers_held.then(|| mutation(&judged, forged)).flatten() })
 }
 
 /// Spec 4.5: block = immediate_response 403 with the block body (spec 2.9).
 fn block() -> Answer {
+    immediate(403, block_body_json(), "rampart_blocked")
+}
+
+/// A verdict that is not whole in active mode (WAF_ON_MODEL_MISSING=closed): an immediate 503
+/// rather than a gRPC error, which Envoy's failure_mode_allow would turn into a pass.
+fn refuse() -> Answer {
+    immediate(503, unavailable_body_json(), "rampart_scoring_unavailable")
+}
+
+fn immediate(code: u32, body: Vec<u8>, details: &str) -> Answer {
     let content_type = HeaderValueOption {
         header: Some(HeaderValue { key: "content-type".into(), raw_value: b"application/json".to_vec(), ..Default::default() }),
         append_action: OVERWRITE_IF_EXISTS_OR_ADD,
         ..Default::default()
     };
     Answer::ImmediateResponse(ImmediateResponse {
-        status: Some(HttpStatus { code: 403 }),
+        status: Some(HttpStatus { code: code as i32 }),
         headers: Some(HeaderMutation { set_headers: vec![content_type], ..Default::default() }),
-        body: block_body_json(),
-        details: "rampart_blocked".into(),
+        body,
+        details: details.into(),
         ..Default::default()
     })
 }

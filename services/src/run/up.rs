@@ -65,6 +65,7 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
         trusted_proxies: IpNetList(trusted),
         audit_log: args.proxy.audit_log.clone(),
         body_limit: args.proxy.body_limit,
+        policy: args.proxy.policy.clone(),
     };
     let auth_parts =
         JudgeParts { mode, threshold, scorer: scorer.clone(), metrics: metrics.clone(), audit: audit.clone() };
