@@ -184,7 +184,15 @@ impl Engine {
                         breakdown.0[id] = scored.score;
                         reasons[id] = scored.reason;
                     }
-                    Err(err) => model_error = Some(err),
+                    Err(err) => {
+                        // The model is missing: its pattern fallback (rules/<slug>.fallback.toml)
+                        // still scores, so losing the model is not losing the detector.
+                        if let Some((score, reason)) = self.fallback_score(&analysis, id) {
+                            breakdown.0[id] = score;
+                            reasons[id] = reason;
+                        }
+                        model_error = Some(err);
+                    }
                 }
             }
         }
@@ -209,6 +217,14 @@ impl Engine {
     pub fn score_patterns(&self, input: &ScoreInput<'_>) -> ScoreAll {
         let (breakdown, reasons) = self.pattern_breakdown(&self.analyze(input));
         self.verdict(breakdown, reasons, true, None)
+    }
+
+    /// A model-backed detector's pattern fallback: `<slug>:fallback:<rule>`; None without a hit.
+    pub fn fallback_score(&self, analysis: &Analysis, detector: DetectorId) -> Option<(f32, String)> {
+        let hit = analysis.hits.fallback[detector]?;
+        let rule = &self.patterns.rules()[hit.rule];
+        let decoded = if hit.decoded { " (decoded)" } else { "" };
+        Some((hit.score, format!("{}:fallback:{}{decoded}", DETECTORS[detector].slug, rule.id)))
     }
 
     /// Scores and reasons of every regex-backed detector (model detectors left at 0).
