@@ -3,9 +3,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use thiserror::Error;
 
+use crate::context::ScoreContext;
 use crate::detectors::{detector_id, Backing, DetectorId, DETECTORS, PROMPT_INJECTION, SQLI, XSS, XSS_MATCH_SCORE};
 use crate::fields::{FieldKind, FieldLimits, Fields};
 use crate::model::{BatchConfig, ModelError};
@@ -44,6 +46,9 @@ pub struct EngineConfig {
     pub max_model_fields: usize,
     /// Fewest words for a field to count as natural language (prompt-injection model).
     pub min_prompt_words: usize,
+    /// How long a request's model work may take when the caller names no deadline
+    /// (WAF_SCORING_DEADLINE_MS); past it the work is dropped and the verdict lacks the model.
+    pub scoring_deadline: Duration,
 }
 
 impl Default for EngineConfig {
@@ -59,6 +64,7 @@ impl Default for EngineConfig {
             limits: FieldLimits::default(),
             max_model_fields: 64,
             min_prompt_words: 5,
+            scoring_deadline: Duration::from_millis(2000),
         }
     }
 }
@@ -150,6 +156,19 @@ impl Engine {
     /// Spec 4.2 rules 4–5: every detector after one normalisation pass; patterns first, models
     /// skipped when a pattern already crossed the threshold.
     pub async fn score_all(&self, input: &ScoreInput<'_>) -> ScoreAll {
+        self.score_all_with(input, &ScoreContext::default()).await
+    }
+
+    /// [`Engine::score_all`] for one client within one deadline: the model queue shares work
+    /// fairly between clients and drops work past its deadline (the verdict then carries a
+    /// `DeadlineExceeded` model error, which the front door's policy turns into a refusal).
+    pub async fn score_all_with(&self, input: &ScoreInput<'_>, context: &ScoreContext) -> ScoreAll {
+        let own_deadline = Instant::now() + self.config.scoring_deadline;
+        let context = ScoreContext {
+            client: context.client.clone(),
+            // The caller's deadline, never later than the engine's own.
+            deadline: Some(context.deadline.map_or(own_deadline, |d| d.min(own_deadline))),
+        };
         let analysis = self.analyze(input);
         let (mut breakdown, mut reasons) = self.pattern_breakdown(&analysis);
         let pattern_max = breakdown.0.iter().cloned().fold(0.0, f32::max);
@@ -158,8 +177,8 @@ impl Engine {
         let mut partial = analysis_partial(&analysis);
         if !models_skipped {
             let (sqli, pi) = tokio::join!(
-                self.model_score(&analysis, SQLI),
-                self.model_score(&analysis, PROMPT_INJECTION)
+                self.model_score(&analysis, SQLI, &context),
+                self.model_score(&analysis, PROMPT_INJECTION, &context)
             );
             for (id, result) in [(SQLI, sqli), (PROMPT_INJECTION, pi)] {
                 match result {
@@ -170,7 +189,15 @@ impl Engine {
                             partial.push(format!("model-budget:{}", DETECTORS[id].slug));
                         }
                     }
-                    Err(err) => model_error = Some(err),
+                    Err(err) => {
+                        // The model is missing: its pattern fallback (rules/<slug>.fallback.toml)
+                        // still scores, so losing the model is not losing the detector.
+                        if let Some((score, reason)) = self.fallback_score(&analysis, id) {
+                            breakdown.0[id] = score;
+                            reasons[id] = reason;
+                        }
+                        model_error = Some(err);
+                    }
                 }
             }
         }
@@ -187,7 +214,7 @@ impl Engine {
                 let (score, reason) = self.pattern_score(&analysis, detector);
                 DetectorScore { score, reason }
             }
-            Backing::Model => self.model_score(&analysis, detector).await?.score,
+            Backing::Model => self.model_score(&analysis, detector, &ScoreContext::default()).await?.score,
         };
         let reason = if scored.score > self.config.threshold { scored.reason } else { String::new() };
         Ok(DetectorScore { score: scored.score, reason })
@@ -200,6 +227,14 @@ impl Engine {
         let mut verdict = self.verdict(breakdown, reasons, true, None);
         verdict.partial = analysis_partial(&analysis);
         verdict
+    }
+
+    /// A model-backed detector's pattern fallback: `<slug>:fallback:<rule>`; None without a hit.
+    pub fn fallback_score(&self, analysis: &Analysis, detector: DetectorId) -> Option<(f32, String)> {
+        let hit = analysis.hits.fallback[detector]?;
+        let rule = &self.patterns.rules()[hit.rule];
+        let decoded = if hit.decoded { " (decoded)" } else { "" };
+        Some((hit.score, format!("{}:fallback:{}{decoded}", DETECTORS[detector].slug, rule.id)))
     }
 
     /// Scores and reasons of every regex-backed detector (model detectors left at 0).
@@ -248,7 +283,7 @@ impl Engine {
     /// fields go in overlapping windows (the SQLi featurizer reads 4 KiB; prompt-injection
     /// texts are cut into 2 KiB prose chunks), so no byte of a candidate is left unread
     /// unless the per-request budget is spent, which the result says.
-    async fn model_score(&self, analysis: &Analysis, detector: DetectorId) -> Result<ModelScore, ModelError> {
+    async fn model_score(&self, analysis: &Analysis, detector: DetectorId, context: &ScoreContext) -> Result<ModelScore, ModelError> {
         let candidates = self.model_candidates(analysis, detector);
         if candidates.is_empty() {
             return Ok(ModelScore::default());
@@ -274,7 +309,7 @@ impl Engine {
                 origin.push(ci);
             }
         }
-        let scores = self.models.score_many(detector, texts).await?;
+        let scores = self.models.score_many_with(detector, texts, context).await?;
         let (best_idx, best) = scores
             .iter()
             .enumerate()

@@ -1,6 +1,7 @@
 //! Rampart's scoring engine: request model, normaliser, pattern stage and model stage.
 
 pub mod body;
+pub mod context;
 pub mod detectors;
 pub mod engine;
 pub mod fields;
@@ -17,4 +18,5 @@ pub mod verdict;
 pub mod views;
 
 pub use engine::{Engine, EngineConfig, EngineError};
+pub use context::ScoreContext;
 pub use request::ScoreInput;

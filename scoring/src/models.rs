@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
+use crate::context::ScoreContext;
 use crate::detectors::{DetectorId, DETECTORS, PROMPT_INJECTION, SQLI};
 use crate::engine::EngineConfig;
 use crate::model::onnx::init_runtime;
@@ -119,8 +120,13 @@ impl ModelSet {
         self.slots.iter().all(|s| matches!(self.status(s.detector), ModelStatus::Ready | ModelStatus::Disabled))
     }
 
-    /// Scores texts with one model. A disabled model scores 0.
+    /// Scores texts with one model for nobody in particular. A disabled model scores 0.
     pub async fn score_many(&self, detector: DetectorId, texts: Vec<String>) -> Result<Vec<f32>, ModelError> {
+        self.score_many_with(detector, texts, &ScoreContext::default()).await
+    }
+
+    /// Scores texts with one model in the client's lane, within its deadline.
+    pub async fn score_many_with(&self, detector: DetectorId, texts: Vec<String>, context: &ScoreContext) -> Result<Vec<f32>, ModelError> {
         let slug = DETECTORS[detector].slug;
         let queue = match self.slot(detector).map(|s| s.state.read().unwrap_or_else(|p| p.into_inner())) {
             None => return Ok(vec![0.0; texts.len()]),
@@ -131,6 +137,6 @@ impl ModelSet {
                 Slot::Disabled => return Ok(vec![0.0; texts.len()]),
             },
         };
-        queue.score_many(texts).await
+        queue.score_many_for(texts, context).await
     }
 }

@@ -17,7 +17,7 @@ use crate::http::{json_response, ApiError, HttpResponse};
 use crate::judge::{Judge, Subject};
 use crate::scored_request::HttpRequest;
 use crate::scorer::ScoreQuery;
-use crate::waf_headers::{block_body_json, stamp, verdict_headers};
+use crate::waf_headers::{block_body_json, stamp, unavailable_body_json, verdict_headers};
 
 /// Header pairs nginx (and other auth-subrequest front ends) use for the original request, in
 /// order of preference.
@@ -89,16 +89,14 @@ impl AuthAdapter {
 
         // Spec 4.3 rule 1: unreachable inference service → 200 (fail-open), always.
         let subject = Subject { method: &method, path, query, headers: &parts.headers, peer: conn.peer.ip() };
-        let (verdict, decision) = self.judge.judge(&score_query, subject).await;
+        let (verdict, decision) = self.judge.judge(score_query, subject).await;
 
+        // nginx's auth_request knows 2xx, 401 and 403 only: a refusal (a model's verdict
+        // missing in active mode, WAF_ON_MODEL_MISSING=closed) is a 403 that says why.
         let mut resp = match decision.effect {
-            Effect::Kill => {
-                let mut resp = Response::new(Full::new(Bytes::from(block_body_json())));
-                *resp.status_mut() = StatusCode::FORBIDDEN;
-                resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                resp
-            }
-            Effect::Forward | Effect::Refuse => empty(StatusCode::OK),
+            Effect::Kill => forbidden(block_body_json()),
+            Effect::Refuse => forbidden(unavailable_body_json()),
+            Effect::Forward => empty(StatusCode::OK),
         };
         stamp(resp.headers_mut(), &verdict_headers(&verdict, decision, self.judge.mode));
         Ok(resp)
@@ -117,6 +115,13 @@ fn first_header(headers: &HeaderMap, names: &[&'static str]) -> Option<(&'static
         let value = String::from_utf8_lossy(headers.get(name)?.as_bytes()).into_owned();
         (!value.is_empty()).then_some((name, value))
     })
+}
+
+fn forbidden(body: Vec<u8>) -> HttpResponse {
+    let mut resp = Response::new(Full::new(Bytes::from(body)));
+    *resp.status_mut() = StatusCode::FORBIDDEN;
+    resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp
 }
 
 fn empty(status: StatusCode) -> HttpResponse {

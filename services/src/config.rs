@@ -84,6 +84,15 @@ pub struct EngineArgs {
     /// conversation every turn; a remembered text skips the model.
     #[arg(long = "model-cache-entries", env = "RAMPART_MODEL_CACHE_ENTRIES", value_name = "RAMPART_MODEL_CACHE_ENTRIES", default_value = "8192", value_parser = clap::value_parser!(u64).range(0..=1_000_000))]
     pub model_cache_entries: u64,
+    /// Longest one request's model work may take, in milliseconds, when the front door names
+    /// no deadline. Past it the queued work is dropped and the verdict lacks the model
+    /// (WAF_ON_MODEL_MISSING decides).
+    #[arg(long = "scoring-deadline-ms", env = "WAF_SCORING_DEADLINE_MS", value_name = "WAF_SCORING_DEADLINE_MS", default_value = "2000", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub scoring_deadline_ms: u64,
+    /// Most texts one client may have waiting in a model queue: a client flooding the models
+    /// is refused beyond it while everyone else keeps their share.
+    #[arg(long = "model-client-queue", env = "RAMPART_MODEL_CLIENT_QUEUE", value_name = "RAMPART_MODEL_CLIENT_QUEUE", default_value = "128", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub model_client_queue: u64,
     /// Longest a text waits for batch companions, in microseconds.
     #[arg(long = "model-max-wait-us", env = "RAMPART_MODEL_MAX_WAIT_US", value_name = "RAMPART_MODEL_MAX_WAIT_US", default_value = "0")]
     pub model_max_wait_us: u64,
@@ -105,6 +114,8 @@ impl EngineArgs {
         config.batch.max_batch = self.model_max_batch as usize;
         config.batch.max_wait = std::time::Duration::from_micros(self.model_max_wait_us);
         config.batch.cache_entries = self.model_cache_entries as usize;
+        config.batch.client_queue = self.model_client_queue as usize;
+        config.scoring_deadline = std::time::Duration::from_millis(self.scoring_deadline_ms);
         config
     }
 }
@@ -183,6 +194,28 @@ pub enum FailMode {
     Closed,
 }
 
+/// What a partial verdict (some bytes not scored in full) does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PartialPolicy {
+    /// Treat it as over the threshold (active: killed; shadow: would have been).
+    Block,
+    /// Forward it, marked `X-Waf-Partial`.
+    Pass,
+}
+
+/// How a verdict that is not whole is judged; shared by every front door.
+#[derive(Clone, Debug, Args)]
+pub struct PolicyArgs {
+    /// A verdict without a model's opinion (model loading, overloaded, past the scoring
+    /// deadline) in active mode: `closed` (503 `scoring_unavailable`; the auth adapter 403)
+    /// or `open` (forward, `X-Waf-Error: scoring-incomplete`).
+    #[arg(long = "on-model-missing", env = "WAF_ON_MODEL_MISSING", value_name = "WAF_ON_MODEL_MISSING", value_enum, default_value = "closed")]
+    pub on_model_missing: FailMode,
+    /// A partial verdict (a work bound was hit, `X-Waf-Partial` lists which): `block` or `pass`.
+    #[arg(long = "on-partial", env = "WAF_ON_PARTIAL", value_name = "WAF_ON_PARTIAL", value_enum, default_value = "block")]
+    pub on_partial: PartialPolicy,
+}
+
 /// A comma-separated list of IPs or CIDRs (one clap value, not many).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct IpNetList(pub Vec<crate::proxy::IpNet>);
@@ -229,6 +262,8 @@ pub struct ProxyOptions {
     /// Scoring failure in active mode: `open` (forward) or `closed` (503).
     #[arg(long = "on-scoring-error", env = "WAF_ON_SCORING_ERROR", value_name = "WAF_ON_SCORING_ERROR", value_enum, default_value = "open")]
     pub on_scoring_error: FailMode,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
     /// Peers (IPs or CIDRs, comma-separated) whose CF-Connecting-IP / X-Real-IP /
     /// X-Forwarded-For are believed for an event's source_ip. Empty: nobody's.
     #[arg(long = "trusted-proxies", env = "WAF_TRUSTED_PROXIES", value_name = "WAF_TRUSTED_PROXIES", default_value = "", value_parser = parse_ip_nets)]
@@ -282,6 +317,8 @@ pub struct AdapterOptions {
     /// Bytes of request body scored; the rest is ignored.
     #[arg(long = "body-limit", env = "WAF_BODY_LIMIT_BYTES", value_name = "WAF_BODY_LIMIT_BYTES", default_value = "1048576", value_parser = clap::value_parser!(u64).range(1..=(64 << 20)))]
     pub body_limit: u64,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 }
 
 #[derive(Clone, Debug, Args)]

@@ -11,7 +11,7 @@ use crate::http::{json_response, read_body, ApiError, HttpResponse};
 use scoring::detectors::{Backing, DETECTORS};
 use scoring::models::ModelStatus;
 use scoring::model::ModelError;
-use scoring::{Engine, ScoreInput};
+use scoring::{Engine, ScoreContext, ScoreInput};
 
 /// Header added to a `/score/all` answer that lacks a model's opinion (still loading, queue
 /// full): the pattern verdict stands, and the caller may treat it as degraded.
@@ -86,6 +86,7 @@ impl InferenceService {
         if req.method() != Method::POST {
             return Err(method_not_allowed("POST", &path));
         }
+        let context = score_context(req.headers());
         let body = read_body(req.into_body(), self.max_body_bytes).await?;
         let parsed: ScoreRequest = serde_json::from_slice(&body).map_err(|e| match e.classify() {
             serde_json::error::Category::Data => ApiError::InvalidRequest(format!("{e}; expected {{\"request_text\": string}}")),
@@ -95,7 +96,7 @@ impl InferenceService {
         let input = ScoreInput { request_text: &parsed.request_text, headers: &headers };
         match target {
             ScoreTarget::All => {
-                let result = self.engine.score_all(&input).await;
+                let result = self.engine.score_all_with(&input, &context).await;
                 let mut resp = json_response(StatusCode::OK, &result);
                 if let Some(err) = &result.model_error {
                     tracing::warn!(error = %err, "score/all answered without a model");
@@ -143,9 +144,22 @@ enum ScoreTarget {
 fn degraded_code(err: &ModelError) -> &'static str {
     match err {
         ModelError::Loading(_) => "model-loading",
-        ModelError::QueueFull(_) => "model-overloaded",
+        ModelError::QueueFull(_) | ModelError::ClientQueueFull(_) => "model-overloaded",
+        ModelError::DeadlineExceeded(_) => "model-deadline",
         _ => "model-failed",
     }
+}
+
+/// Who the caller scores for and how long it waits (X-Rampart-Client, X-Rampart-Deadline-Ms,
+/// both optional). The deadline starts when the call arrives; the engine's own deadline
+/// still caps it.
+fn score_context(headers: &hyper::HeaderMap) -> ScoreContext {
+    let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty());
+    let client = text(crate::scorer::CLIENT_HEADER).map(|c| c.chars().take(64).collect());
+    let deadline = text(crate::scorer::DEADLINE_HEADER)
+        .and_then(|ms| ms.parse::<u64>().ok())
+        .map(|ms| std::time::Instant::now() + std::time::Duration::from_millis(ms));
+    ScoreContext::new(client, deadline)
 }
 
 fn method_not_allowed(allow: &'static str, path: &str) -> ApiError {

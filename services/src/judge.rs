@@ -10,6 +10,7 @@ use hyper::HeaderMap;
 
 use crate::client_ip::{source_ip, ClientIpPolicy};
 use crate::config::{AdapterOptions, FailMode, WafMode};
+use crate::decision::Policy;
 use crate::decision::{decide, Decision};
 use crate::events::{AuditLog, Event, RequestFacts};
 use crate::metrics::Metrics;
@@ -32,6 +33,9 @@ pub struct Judge {
     pub metrics: Arc<Metrics>,
     audit: Option<AuditLog>,
     client_ip: ClientIpPolicy,
+    /// Scoring errors always fail open here (spec 4.3 rule 1); a missing model and a
+    /// partial verdict follow WAF_ON_MODEL_MISSING and WAF_ON_PARTIAL as in the proxy.
+    policy: Policy,
     /// Body bytes scored; the rest is ignored.
     pub body_limit: usize,
 }
@@ -55,15 +59,19 @@ impl Judge {
             metrics: parts.metrics,
             audit: parts.audit,
             client_ip: ClientIpPolicy { trusted: options.trusted_proxies.0.clone(), header: options.client_ip_header },
+            policy: Policy::new(FailMode::Open, &options.policy),
             body_limit: options.body_limit as usize,
         }
     }
 
-    pub async fn judge(&self, query: &ScoreQuery, subject: Subject<'_>) -> (Result<Verdict, ScoreError>, Decision) {
+    /// Scores `query` for the client the peer's forwarded headers name, and decides.
+    pub async fn judge(&self, mut query: ScoreQuery, subject: Subject<'_>) -> (Result<Verdict, ScoreError>, Decision) {
         let started = Instant::now();
-        let verdict = self.scorer.score(query).await;
+        let client = source_ip(subject.headers, subject.peer, &self.client_ip).to_string();
+        query.client.get_or_insert_with(|| client.clone());
+        let verdict = self.scorer.score(&query).await;
         let latency = started.elapsed();
-        let decision = decide(self.mode, self.threshold, FailMode::Open, &verdict);
+        let decision = decide(self.mode, self.threshold, &self.policy, &verdict);
         if let Err(err) = &verdict {
             tracing::warn!(error = %err, "scoring failed; failing open");
         }
@@ -74,7 +82,7 @@ impl Judge {
                 method: subject.method,
                 path: subject.path,
                 query: subject.query,
-                source_ip: source_ip(subject.headers, subject.peer, &self.client_ip).to_string(),
+                source_ip: client,
             };
             audit.write_event(&Event::new(facts, &verdict, decision, self.mode, latency.as_secs_f64() * 1000.0), &self.metrics);
         }

@@ -43,6 +43,8 @@ pub struct Metrics {
     pub sse_subscribers: Gauge,
     pub sse_dropped: Counter,
     pub audit_dropped: Counter,
+    /// Partial verdicts by the action taken on them (WAF_ON_PARTIAL).
+    pub partial: Family<ActionLabel, Counter>,
 }
 
 /// 50 µs to ~26 s: covers a pattern-only verdict and a stuck upstream alike.
@@ -92,7 +94,10 @@ impl Metrics {
         registry.register("waf_sse_dropped_subscribers", "Event subscribers dropped for reading too slowly", sse_dropped.clone());
         let audit_dropped = Counter::default();
         registry.register("waf_audit_dropped", "Audit lines dropped because the audit writer fell behind", audit_dropped.clone());
+        let partial = Family::<ActionLabel, Counter>::default();
+        registry.register("waf_partial", "Requests whose verdict was partial (a work bound was hit), by action", partial.clone());
         Metrics {
+            partial,
             registry,
             requests,
             kills,
@@ -117,6 +122,9 @@ impl Metrics {
     /// Counts one decided request: its action, and its winning detector when it is a kill.
     pub fn count_decision(&self, decision: Decision, verdict: &Result<Verdict, ScoreError>) {
         self.count_request(decision.action.as_str());
+        if verdict.as_ref().is_ok_and(|v| v.partial.is_some()) {
+            self.partial.get_or_create(&ActionLabel { action: decision.action.as_str() }).inc();
+        }
         if matches!(decision.action, Action::ShadowKill | Action::ActiveKill) {
             let detector = verdict.as_ref().map(|v| v.detector.as_str()).unwrap_or("");
             self.count_kill(detector, decision.action.as_str());

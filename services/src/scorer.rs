@@ -18,7 +18,7 @@ use hyper_util::rt::TokioExecutor;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use scoring::{Engine, ScoreInput};
+use scoring::{Engine, ScoreContext, ScoreInput};
 
 /// What is scored: the spec's request_text plus the headers of interest.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -148,7 +148,9 @@ impl Scorer for InProcessScorer {
     fn score<'a>(&'a self, query: &'a ScoreQuery) -> ScoreFuture<'a> {
         Box::pin(async move {
             let input = ScoreInput { request_text: &query.request_text, headers: &query.headers };
-            let all = self.engine.score_all(&input).await;
+            // No deadline named: the engine's own (WAF_SCORING_DEADLINE_MS) applies.
+            let context = ScoreContext::new(query.client.clone(), None);
+            let all = self.engine.score_all_with(&input, &context).await;
             Ok(Verdict {
                 score: all.score,
                 reason: all.reason,
@@ -189,6 +191,11 @@ pub struct RemoteScorer {
     ready: AtomicBool,
 }
 
+/// The client a `/score/all` call is for (the front door's resolved client IP).
+pub const CLIENT_HEADER: &str = "x-rampart-client";
+/// Milliseconds the caller will wait for a `/score/all` answer.
+pub const DEADLINE_HEADER: &str = "x-rampart-deadline-ms";
+
 /// An inference answer is a few hundred bytes; anything far larger is not one.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
 
@@ -224,6 +231,12 @@ impl RemoteScorer {
         *req.method_mut() = Method::POST;
         *req.uri_mut() = self.score_all.clone();
         req.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        // The service shares its models fairly by client and stops model work when this
+        // call would have timed out anyway.
+        if let Some(client) = query.client.as_deref().and_then(|c| HeaderValue::from_str(c).ok()) {
+            req.headers_mut().insert(CLIENT_HEADER, client);
+        }
+        req.headers_mut().insert(DEADLINE_HEADER, HeaderValue::from(self.timeout.as_millis() as u64));
         let resp = self.client.request(req).await.map_err(|e| ScoreError::Unreachable(error_chain(&e)))?;
         let status = resp.status();
         let incomplete = resp

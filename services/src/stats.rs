@@ -175,6 +175,7 @@ mod tests {
             detector: String::new(),
             query: String::new(),
             truncated: Vec::new(),
+            partial: String::new(),
         }
     }
 

@@ -23,6 +23,17 @@ pub fn block_body_json() -> Vec<u8> {
     serde_json::to_vec(&BLOCK_BODY).unwrap_or_default()
 }
 
+/// The refusal of a request that could not be inspected in full (fail-closed): the block
+/// body's shape, with its own code.
+pub const UNAVAILABLE_BODY: BlockBody = BlockBody {
+    error: "scoring_unavailable",
+    detail: "the request could not be inspected in full and the firewall fails closed",
+};
+
+pub fn unavailable_body_json() -> Vec<u8> {
+    serde_json::to_vec(&UNAVAILABLE_BODY).unwrap_or_default()
+}
+
 /// Four decimals, as spec 4.1 shows scores in headers.
 pub fn format_score(score: f32) -> String {
     format!("{score:.4}")
@@ -37,6 +48,9 @@ pub fn verdict_headers(verdict: &Result<Verdict, ScoreError>, decision: Decision
             pairs.push(("x-waf-reason", header_text(&v.reason)));
             if v.incomplete.is_some() && decision.action == Action::Error {
                 pairs.push(("x-waf-error", "scoring-incomplete".to_string()));
+            }
+            if let Some(partial) = &v.partial {
+                pairs.push(("x-waf-partial", header_text(partial)));
             }
         }
         Err(err) => pairs.push(("x-waf-error", error_code(err).to_string())),
@@ -85,13 +99,13 @@ mod tests {
         headers.insert("x-waf-score", "0.0000".parse().unwrap());
         headers.insert("x-waf-would-have-killed", "false".parse().unwrap());
         let verdict = Ok(Verdict { score: 0.97, reason: "sqli:union".into(), detector: "sqli".into(), incomplete: None, partial: None });
-        let decision = Decision { action: Action::ShadowKill, effect: Effect::Forward };
+        let decision = Decision { action: Action::ShadowKill, effect: Effect::Forward, cause: None };
         stamp(&mut headers, &verdict_headers(&verdict, decision, WafMode::Shadow));
         assert_eq!(headers["x-waf-score"], "0.9700");
         assert_eq!(headers["x-waf-reason"], "sqli:union");
         assert_eq!(headers["x-waf-mode"], "shadow");
         assert_eq!(headers["x-waf-would-have-killed"], "true");
-        let passed = Decision { action: Action::Passed, effect: Effect::Forward };
+        let passed = Decision { action: Action::Passed, effect: Effect::Forward, cause: None };
         stamp(&mut headers, &verdict_headers(&verdict, passed, WafMode::Active));
         assert!(!headers.contains_key("x-waf-would-have-killed"));
     }

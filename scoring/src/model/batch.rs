@@ -1,14 +1,14 @@
 //! Dynamic batching queue in front of one [`Executor`].
 
-use std::sync::mpsc::{self, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-
-use std::sync::Arc;
 
 use tokio::sync::oneshot;
 
 use super::cache::ScoreCache;
+use super::fair::{FairQueue, Queued, Refused};
 use super::{Executor, ModelError};
+use crate::context::ScoreContext;
 
 #[derive(Clone, Debug)]
 pub struct BatchConfig {
@@ -20,7 +20,14 @@ pub struct BatchConfig {
     pub max_wait: Duration,
     /// Most texts queued; beyond it callers get `QueueFull` at once (load shedding).
     pub queue_capacity: usize,
+    /// Most texts one client may have queued (RAMPART_MODEL_CLIENT_QUEUE): beyond it that
+    /// client's request gets `ClientQueueFull`, and nobody else notices.
+    pub client_queue: usize,
     /// Most bytes of text per batch (a token-budget stand-in: long texts make small batches).
+    /// A batch cannot be interrupted, so this also bounds how long a newly queued request
+    /// waits behind a flood: 16 KB is one 12 KB chat message (32 transformer windows, ~0.2 s
+    /// on 2 cores). Windows run one by one anyway (see [`super::transformer`]), so smaller
+    /// batches cost the transformer no throughput.
     pub max_batch_bytes: usize,
     /// Recent scores remembered by text (0: off); see [`super::cache`].
     pub cache_entries: usize,
@@ -32,7 +39,8 @@ impl Default for BatchConfig {
             max_batch: 32,
             max_wait: Duration::ZERO,
             queue_capacity: 1024,
-            max_batch_bytes: 64 * 1024,
+            client_queue: 128,
+            max_batch_bytes: 16 * 1024,
             cache_entries: 8192,
         }
     }
@@ -40,37 +48,69 @@ impl Default for BatchConfig {
 
 struct Job {
     text: String,
+    deadline: Option<Instant>,
     reply: oneshot::Sender<Result<f32, ModelError>>,
+}
+
+impl Queued for Job {
+    fn text_len(&self) -> usize {
+        self.text.len()
+    }
+
+    fn expired(&self, now: Instant) -> bool {
+        self.reply.is_closed() || self.deadline.is_some_and(|d| d <= now)
+    }
+}
+
+/// The queue the callers and the model thread share.
+struct Shared {
+    queue: Mutex<FairQueue<Job>>,
+    ready: Condvar,
 }
 
 /// Handle to a batching thread. Cloning is cheap; the thread stops when every handle is gone.
 #[derive(Clone)]
 pub struct BatchQueue {
     name: &'static str,
-    tx: SyncSender<Job>,
+    shared: Arc<Shared>,
+    /// Held only by handles: when the last one goes, the thread sees the count drop and ends.
+    _alive: Arc<()>,
     cache: Option<Arc<ScoreCache>>,
 }
 
 impl BatchQueue {
     /// Starts the batching thread that owns `executor`.
     pub fn spawn<E: Executor>(name: &'static str, executor: E, config: BatchConfig) -> Self {
-        let (tx, rx) = mpsc::sync_channel::<Job>(config.queue_capacity.max(1));
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(FairQueue::new(config.queue_capacity, config.client_queue)),
+            ready: Condvar::new(),
+        });
+        let alive = Arc::new(());
         let cache = ScoreCache::new(config.cache_entries).map(Arc::new);
+        let thread_shared = shared.clone();
+        let watch = Arc::downgrade(&alive);
         std::thread::Builder::new()
             .name(format!("model-{name}"))
-            .spawn(move || run_batches(executor, rx, config))
+            .spawn(move || run_batches(name, executor, &thread_shared, watch, config))
             .expect("spawning a model thread");
-        BatchQueue { name, tx, cache }
+        BatchQueue { name, shared, _alive: alive, cache }
     }
 
     pub fn name(&self) -> &'static str {
         self.name
     }
 
-    /// Scores several texts: all are queued before any is awaited, so they can share a batch.
-    /// Texts scored recently come from the cache without a model run.
+    /// Scores several texts for nobody in particular, with no deadline.
     pub async fn score_many(&self, texts: Vec<String>) -> Result<Vec<f32>, ModelError> {
+        self.score_many_for(texts, &ScoreContext::default()).await
+    }
+
+    /// Scores several texts: all are queued (in the client's lane) before any is awaited, so
+    /// they can share a batch. Texts scored recently come from the cache without a model run.
+    /// Past `context.deadline` the caller stops waiting and its queued texts are dropped.
+    pub async fn score_many_for(&self, texts: Vec<String>, context: &ScoreContext) -> Result<Vec<f32>, ModelError> {
         let mut scores: Vec<Option<f32>> = Vec::with_capacity(texts.len());
+        let mut jobs = Vec::new();
         let mut pending = Vec::new();
         for text in texts {
             let key = self.cache.as_ref().map(|c| c.key(&text));
@@ -79,19 +119,35 @@ impl BatchQueue {
                 continue;
             }
             let (reply, rx) = oneshot::channel();
-            match self.tx.try_send(Job { text, reply }) {
-                Ok(()) => pending.push((scores.len(), key, rx)),
-                Err(TrySendError::Full(_)) => return Err(ModelError::QueueFull(self.name)),
-                Err(TrySendError::Disconnected(_)) => return Err(ModelError::ExecutorGone(self.name)),
-            }
+            jobs.push(Job { text, deadline: context.deadline, reply });
+            pending.push((scores.len(), key, rx));
             scores.push(None);
         }
-        for (slot, key, rx) in pending {
-            let score = rx.await.map_err(|_| ModelError::ExecutorGone(self.name))??;
-            if let (Some(cache), Some(key)) = (&self.cache, key) {
-                cache.put(key, score);
+        if !jobs.is_empty() {
+            let client = context.client.as_deref().unwrap_or("");
+            let pushed = self.shared.queue.lock().unwrap_or_else(|p| p.into_inner()).push_all(client, jobs);
+            match pushed {
+                Ok(()) => self.shared.ready.notify_one(),
+                Err((Refused::Full, _)) => return Err(ModelError::QueueFull(self.name)),
+                Err((Refused::ClientFull, _)) => return Err(ModelError::ClientQueueFull(self.name)),
             }
-            scores[slot] = Some(score);
+        }
+        let wait_all = async {
+            for (slot, key, rx) in pending {
+                let score = rx.await.map_err(|_| ModelError::ExecutorGone(self.name))??;
+                if let (Some(cache), Some(key)) = (&self.cache, key) {
+                    cache.put(key, score);
+                }
+                scores[slot] = Some(score);
+            }
+            Ok::<(), ModelError>(())
+        };
+        match context.deadline {
+            // Dropping the receivers on timeout marks the queued texts abandoned.
+            Some(deadline) => tokio::time::timeout_at(deadline.into(), wait_all)
+                .await
+                .map_err(|_| ModelError::DeadlineExceeded(self.name))??,
+            None => wait_all.await?,
         }
         Ok(scores.into_iter().map(|s| s.unwrap_or_default()).collect())
     }
@@ -103,31 +159,27 @@ impl BatchQueue {
     }
 }
 
-fn run_batches<E: Executor>(mut executor: E, rx: mpsc::Receiver<Job>, config: BatchConfig) {
-    let mut batch: Vec<Job> = Vec::with_capacity(config.max_batch);
-    while let Ok(first) = rx.recv() {
-        let mut bytes = first.text.len();
-        batch.push(first);
-        let deadline = Instant::now() + config.max_wait;
-        while batch.len() < config.max_batch && bytes < config.max_batch_bytes {
-            let now = Instant::now();
-            let next = if now >= deadline {
-                match rx.try_recv() {
-                    Ok(job) => job,
-                    Err(_) => break,
+/// How often an idle model thread checks whether its queue still has handles.
+const IDLE_CHECK: Duration = Duration::from_millis(500);
+
+fn run_batches<E: Executor>(name: &'static str, mut executor: E, shared: &Shared, alive: std::sync::Weak<()>, config: BatchConfig) {
+    loop {
+        let batch = {
+            let mut queue = shared.queue.lock().unwrap_or_else(|p| p.into_inner());
+            while queue.is_empty() {
+                if alive.strong_count() == 0 {
+                    return;
                 }
-            } else {
-                match rx.recv_timeout(deadline - now) {
-                    Ok(job) => job,
-                    Err(RecvTimeoutError::Timeout) => break,
-                    Err(RecvTimeoutError::Disconnected) => break,
-                }
-            };
-            bytes += next.text.len();
-            batch.push(next);
-        }
-        // A caller that went away (client disconnected, timeout) no longer needs its score.
-        batch.retain(|job| !job.reply.is_closed());
+                queue = shared.ready.wait_timeout(queue, IDLE_CHECK).unwrap_or_else(|p| p.into_inner()).0;
+            }
+            if !config.max_wait.is_zero() && queue.len() < config.max_batch {
+                // Give companions a moment to arrive (the wait releases the lock).
+                queue = shared.ready.wait_timeout(queue, config.max_wait).unwrap_or_else(|p| p.into_inner()).0;
+            }
+            queue.next_batch(config.max_batch, config.max_batch_bytes, Instant::now(), |job| {
+                let _ = job.reply.send(Err(ModelError::DeadlineExceeded(name)));
+            })
+        };
         if batch.is_empty() {
             continue;
         }
@@ -135,7 +187,7 @@ fn run_batches<E: Executor>(mut executor: E, rx: mpsc::Receiver<Job>, config: Ba
         let result = executor.infer(&texts);
         match result {
             Ok(scores) if scores.len() == batch.len() => {
-                for (job, score) in batch.drain(..).zip(scores) {
+                for (job, score) in batch.into_iter().zip(scores) {
                     let _ = job.reply.send(Ok(score.clamp(0.0, 1.0)));
                 }
             }
@@ -145,12 +197,12 @@ fn run_batches<E: Executor>(mut executor: E, rx: mpsc::Receiver<Job>, config: Ba
                     scores.len(),
                     batch.len()
                 ));
-                for job in batch.drain(..) {
+                for job in batch {
                     let _ = job.reply.send(Err(err.clone()));
                 }
             }
             Err(err) => {
-                for job in batch.drain(..) {
+                for job in batch {
                     let _ = job.reply.send(Err(err.clone()));
                 }
             }
@@ -249,5 +301,63 @@ mod tests {
         uncached.score_many(history).await.unwrap();
         let runs: usize = batches.lock().unwrap().iter().sum();
         assert_eq!(runs, 7);
+    }
+
+    /// Sleeps per batch like a busy model; records which texts ran.
+    struct SlowExecutor {
+        ran: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl Executor for SlowExecutor {
+        fn infer(&mut self, texts: &[&str]) -> Result<Vec<f32>, ModelError> {
+            std::thread::sleep(Duration::from_millis(40));
+            self.ran.lock().unwrap().extend(texts.iter().map(|t| t.to_string()));
+            Ok(vec![0.5; texts.len()])
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_flood_from_one_client_neither_sheds_nor_delays_another() {
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let config = BatchConfig { max_batch: 2, client_queue: 12, cache_entries: 0, ..BatchConfig::default() };
+        let queue = BatchQueue::spawn("slow", SlowExecutor { ran: ran.clone() }, config);
+        let flood = ScoreContext::new(Some("10.0.0.1".into()), None);
+        let mut flooding = Vec::new();
+        // Five requests of four texts against a lane of 12: the lane fills, and what does not
+        // fit is refused to the flooder alone.
+        for i in 0..5 {
+            let (q, ctx) = (queue.clone(), flood.clone());
+            flooding.push(tokio::spawn(async move { q.score_many_for((0..4).map(|j| format!("flood-{i}-{j}")).collect(), &ctx).await }));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        let other = ScoreContext::within(Some("10.0.0.2".into()), Duration::from_secs(5));
+        assert_eq!(queue.score_many_for(vec!["other".into()], &other).await.unwrap(), vec![0.5]);
+        let ran_before_other = ran.lock().unwrap().iter().position(|t| t == "other").unwrap();
+        println!("texts run before the other client's: {ran_before_other} (the flood queued up to 12)");
+        assert!(ran_before_other <= 4, "the other client waited behind the flood: {ran_before_other}");
+        let mut refused = 0;
+        for f in flooding {
+            match f.await.unwrap() {
+                Ok(_) => {}
+                Err(ModelError::ClientQueueFull(_)) => refused += 1,
+                Err(other) => panic!("flood request failed otherwise: {other}"),
+            }
+        }
+        assert!(refused >= 1, "a client exceeded its lane without being refused");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn work_past_its_deadline_is_dropped_not_run() {
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let config = BatchConfig { max_batch: 1, cache_entries: 0, ..BatchConfig::default() };
+        let queue = BatchQueue::spawn("slow", SlowExecutor { ran: ran.clone() }, config);
+        let busy = queue.clone();
+        let hold = tokio::spawn(async move { busy.score_many((0..3).map(|i| format!("busy-{i}")).collect()).await });
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let late = ScoreContext::within(Some("late".into()), Duration::from_millis(30));
+        let answer = queue.score_many_for(vec!["late".into()], &late).await;
+        assert!(matches!(answer, Err(ModelError::DeadlineExceeded(_))), "{answer:?}");
+        hold.await.unwrap().unwrap();
+        assert!(!ran.lock().unwrap().iter().any(|t| t == "late"), "expired text reached the model");
     }
 }

@@ -2,10 +2,12 @@
 //!
 //! The shape follows text-embeddings-inference: a small synchronous [`Executor`] trait owns
 //! the ONNX session; a bounded queue sheds load early (a full queue is an immediate error,
-//! never an unbounded wait); the batching thread drops work whose caller has gone away.
+//! never an unbounded wait) and shares the model fairly between clients ([`fair`]); the
+//! batching thread drops work whose caller has gone away or whose deadline has passed.
 
 pub mod batch;
 pub mod cache;
+pub mod fair;
 pub mod features;
 pub mod onnx;
 pub mod transformer;
@@ -23,6 +25,10 @@ pub enum ModelError {
     LoadFailed { model: &'static str, detail: String },
     #[error("model queue for `{0}` is full")]
     QueueFull(&'static str),
+    #[error("model queue for `{0}` holds as much of this client's work as it may")]
+    ClientQueueFull(&'static str),
+    #[error("model `{0}` did not answer before the request's scoring deadline")]
+    DeadlineExceeded(&'static str),
     #[error("model executor for `{0}` stopped")]
     ExecutorGone(&'static str),
     #[error("inference failed: {0}")]

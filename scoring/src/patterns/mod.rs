@@ -44,11 +44,13 @@ pub struct Hits {
     pub best: [Option<Hit>; DETECTORS.len()],
     /// Fields selected by a model gate: (detector, field index), deduplicated.
     pub gated: Vec<(DetectorId, usize)>,
+    /// Best fallback hit per model-backed detector: its score when the model is missing.
+    pub fallback: [Option<Hit>; DETECTORS.len()],
 }
 
 impl Default for Hits {
     fn default() -> Self {
-        Hits { best: [None; DETECTORS.len()], gated: Vec::new() }
+        Hits { best: [None; DETECTORS.len()], gated: Vec::new(), fallback: [None; DETECTORS.len()] }
     }
 }
 
@@ -60,9 +62,12 @@ impl Hits {
                     self.gated.push((rule.detector, field));
                 }
             }
-            RuleRole::Detect => {
+            RuleRole::Detect | RuleRole::Fallback => {
                 let hit = Hit { rule: rule_idx, score: rule.score, decoded: kind == ViewKind::Decoded, field };
-                let slot = &mut self.best[rule.detector];
+                let slot = match rule.role {
+                    RuleRole::Fallback => &mut self.fallback[rule.detector],
+                    _ => &mut self.best[rule.detector],
+                };
                 let better = match slot {
                     None => true,
                     // Prefer the higher score; on a tie prefer a match that needed no decoding.

@@ -24,6 +24,7 @@ const BUILTIN: &[(&str, &str)] = &[
     ("open-redirect.toml", include_str!("../../rules/open-redirect.toml")),
     ("crlf.toml", include_str!("../../rules/crlf.toml")),
     ("sqli.gate.toml", include_str!("../../rules/sqli.gate.toml")),
+    ("sqli.fallback.toml", include_str!("../../rules/sqli.fallback.toml")),
 ];
 
 #[derive(Debug, Deserialize)]
@@ -74,6 +75,8 @@ pub enum RuleRole {
     Detect,
     /// A match marks the field as a candidate for the detector's model.
     Gate,
+    /// A match scores for a model-backed detector only when its model gave no opinion.
+    Fallback,
 }
 
 /// One rule ready for the pattern database.
@@ -133,10 +136,11 @@ fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), Pa
     let role = match file.kind.as_deref() {
         None | Some("detect") => RuleRole::Detect,
         Some("gate") => RuleRole::Gate,
+        Some("fallback") => RuleRole::Fallback,
         Some(other) => {
             return Err(PatternError::BadFile {
                 file: name.to_string(),
-                detail: format!("unknown kind `{other}` (accepted: detect, gate)"),
+                detail: format!("unknown kind `{other}` (accepted: detect, gate, fallback)"),
             })
         }
     };
@@ -148,7 +152,7 @@ fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), Pa
                 "detector `{}` is {:?}-backed: its file must be a {} file",
                 file.detector,
                 backing,
-                if backing == Backing::Regex { "detect" } else { "gate" }
+                if backing == Backing::Regex { "detect" } else { "gate or fallback" }
             ),
         });
     }

@@ -54,6 +54,9 @@ pub struct Event {
     pub detector: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub query: String,
+    /// Work bounds hit while scoring (comma-separated slugs); absent when all was scored.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub partial: String,
     /// Fields cut to their byte cap ([`caps`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub truncated: Vec<&'static str>,
@@ -75,9 +78,13 @@ impl Event {
         mode: WafMode,
         latency_ms: f64,
     ) -> Event {
-        let (score, reason, detector) = match verdict {
-            Ok(v) => (v.score, v.reason.clone(), v.detector.clone()),
-            Err(err) => (0.0, format!("error:{}", error_code(err)), String::new()),
+        let (score, reason, detector, partial) = match verdict {
+            Ok(v) => {
+                // A policy decision (model missing, partial) says so instead of a detector.
+                let reason = decision.policy_reason(v).unwrap_or_else(|| v.reason.clone());
+                (v.score, reason, v.detector.clone(), v.partial.clone().unwrap_or_default())
+            }
+            Err(err) => (0.0, format!("error:{}", error_code(err)), String::new(), String::new()),
         };
         let mut truncated = Vec::new();
         Event {
@@ -92,6 +99,7 @@ impl Event {
             latency_ms: (latency_ms * 1000.0).round() / 1000.0,
             detector: caps::capped("detector", &detector, caps::DETECTOR, &mut truncated),
             query: caps::capped("query", request.query, caps::QUERY, &mut truncated),
+            partial: caps::capped("partial", &partial, caps::PARTIAL, &mut truncated),
             truncated,
         }
     }
@@ -233,6 +241,7 @@ mod tests {
             latency_ms: 0.1,
             detector: String::new(),
             query: String::new(),
+            partial: String::new(),
             truncated: Vec::new(),
         }
     }
@@ -254,7 +263,7 @@ mod tests {
         let huge = "\"\u{1}".repeat(100_000);
         let request = RequestFacts { method: &huge, path: &huge, query: &huge, source_ip: huge.clone() };
         let verdict = Ok(Verdict { score: 1.0, reason: huge.clone(), detector: huge.clone(), incomplete: None, partial: None });
-        let decision = Decision { action: crate::decision::Action::Passed, effect: crate::decision::Effect::Forward };
+        let decision = Decision { action: crate::decision::Action::Passed, effect: crate::decision::Effect::Forward, cause: None };
         let event = Event::new(request, &verdict, decision, WafMode::Shadow, 1e9);
         let line = serde_json::to_vec(&event).unwrap();
         assert!(line.len() <= caps::MAX_EVENT_BYTES, "{} bytes", line.len());

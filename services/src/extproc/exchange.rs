@@ -14,7 +14,7 @@ use proto::{
 use crate::decision::{Decision, Effect};
 use crate::scored_request::HttpRequest;
 use crate::scorer::{ScoreError, ScoreQuery, Verdict};
-use crate::waf_headers::{block_body_json, verdict_headers};
+use crate::waf_headers::{block_body_json, unavailable_body_json, verdict_headers};
 
 /// `HeaderValueOption.append_action`: replace an existing value or add one.
 const OVERWRITE_IF_EXISTS_OR_ADD: i32 = 2;
@@ -23,7 +23,7 @@ const OVERWRITE_IF_EXISTS_OR_ADD: i32 = 2;
 pub trait Judge {
     /// Scores `query` and decides; `Err` when scoring failed (the stream then ends with a gRPC
     /// error and Envoy's failure_mode_allow decides).
-    fn judge(&self, query: &ScoreQuery, request: &RequestLine) -> impl std::future::Future<Output = Result<Judged, ScoreError>> + Send;
+    fn judge(&self, query: ScoreQuery, request: &RequestLine) -> impl std::future::Future<Output = Result<Judged, ScoreError>> + Send;
 }
 
 /// A decided request: the verdict headers to add, or a block.
@@ -95,9 +95,10 @@ impl Exchange {
             Some(Phase::RequestTrailers(_)) => {
                 if self.awaiting_body {
                     self.awaiting_body = false;
-                    match self.judge(judge).await? {
-                        judged if judged.decision.effect == Effect::Kill => block(),
-                        _ => Answer::RequestTrailers(TrailersResponse::default()),
+                    match self.judge(judge).await?.decision.effect {
+                        Effect::Kill => block(),
+                        Effect::Refuse => refuse(),
+                        Effect::Forward => Answer::RequestTrailers(TrailersResponse::default()),
                     }
                 } else {
                     Answer::RequestTrailers(TrailersResponse::default())
@@ -144,7 +145,7 @@ impl Exchange {
             body_truncated: self.body_truncated,
             body_limit: self.body_limit,
         });
-        judge.judge(&scored, &self.request).await
+        judge.judge(scored, &self.request).await
     }
 }
 
@@ -168,31 +169,45 @@ fn mutation(judged: &Judged, forged: Vec<String>) -> Option<CommonResponse> {
 }
 
 fn headers_or_block(judged: Judged, forged: Vec<String>) -> Answer {
-    if judged.decision.effect == Effect::Kill {
-        return block();
+    match judged.decision.effect {
+        Effect::Kill => return block(),
+        Effect::Refuse => return refuse(),
+        Effect::Forward => {}
     }
     Answer::RequestHeaders(HeadersResponse { response: mutation(&judged, forged) })
 }
 
 fn body_or_block(judged: Judged, headers_held: bool, forged: Vec<String>) -> Answer {
-    if judged.decision.effect == Effect::Kill {
-        return block();
+    match judged.decision.effect {
+        Effect::Kill => return block(),
+        Effect::Refuse => return refuse(),
+        Effect::Forward => {}
     }
     Answer::RequestBody(BodyResponse { response: headers_held.then(|| mutation(&judged, forged)).flatten() })
 }
 
 /// Spec 4.5: block = immediate_response 403 with the block body (spec 2.9).
 fn block() -> Answer {
+    immediate(403, block_body_json(), "rampart_blocked")
+}
+
+/// A verdict that is not whole in active mode (WAF_ON_MODEL_MISSING=closed): an immediate 503
+/// rather than a gRPC error, which Envoy's failure_mode_allow would turn into a pass.
+fn refuse() -> Answer {
+    immediate(503, unavailable_body_json(), "rampart_scoring_unavailable")
+}
+
+fn immediate(code: u32, body: Vec<u8>, details: &str) -> Answer {
     let content_type = HeaderValueOption {
         header: Some(HeaderValue { key: "content-type".into(), raw_value: b"application/json".to_vec(), ..Default::default() }),
         append_action: OVERWRITE_IF_EXISTS_OR_ADD,
         ..Default::default()
     };
     Answer::ImmediateResponse(ImmediateResponse {
-        status: Some(HttpStatus { code: 403 }),
+        status: Some(HttpStatus { code: code as i32 }),
         headers: Some(HeaderMutation { set_headers: vec![content_type], ..Default::default() }),
-        body: block_body_json(),
-        details: "rampart_blocked".into(),
+        body,
+        details: details.into(),
         ..Default::default()
     })
 }

@@ -49,7 +49,7 @@ struct StreamJudge {
 }
 
 impl exchange::Judge for StreamJudge {
-    async fn judge(&self, query: &ScoreQuery, request: &RequestLine) -> Result<Judged, ScoreError> {
+    async fn judge(&self, query: ScoreQuery, request: &RequestLine) -> Result<Judged, ScoreError> {
         let (path, query_string) = request.path.split_once('?').unwrap_or((request.path.as_str(), ""));
         let headers: hyper::HeaderMap = request
             .headers

@@ -19,7 +19,7 @@ use crate::config::{KillResponse, OversizeBody, WafMode};
 use crate::decision::{decide, Action, Decision, Effect};
 use crate::events::{Event, RequestFacts};
 use crate::http::json_response;
-use crate::waf_headers::{format_score, stamp, verdict_headers, BLOCK_BODY};
+use crate::waf_headers::{format_score, stamp, verdict_headers, BLOCK_BODY, UNAVAILABLE_BODY};
 use crate::metrics::Metrics;
 use crate::stats::Demo;
 use crate::scored_request::HttpRequest;
@@ -50,7 +50,7 @@ impl Proxy {
                     Err(_) => (StatusCode::REQUEST_TIMEOUT, "body_timeout", "client:body-timeout"),
                     _ => (StatusCode::BAD_REQUEST, "body_read_failed", "client:body-read-failed"),
                 };
-                let decision = Decision { action: Action::Error, effect: Effect::Refuse };
+                let decision = Decision { action: Action::Error, effect: Effect::Refuse, cause: None };
                 let verdict = Ok(Verdict { score: 0.0, reason: why.into(), detector: String::new(), incomplete: None, partial: None });
                 self.record(&parts, conn, &verdict, decision, RecordContext { mode, latency_ms: 0.0, demo });
                 return Outcome::Respond(plain_error(status, code, "the request body could not be read"));
@@ -58,7 +58,7 @@ impl Proxy {
         };
         let scored_body = &buffered.prefix[..buffered.prefix.len().min(self.body_limit)];
         let headers: Vec<(&str, &[u8])> = parts.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
-        let query = ScoreQuery::from_http(HttpRequest {
+        let mut query = ScoreQuery::from_http(HttpRequest {
             method: parts.method.as_str(),
             path: parts.uri.path(),
             query: parts.uri.query().unwrap_or(""),
@@ -67,6 +67,8 @@ impl Proxy {
             body_truncated: buffered.oversize,
             body_limit: self.body_limit,
         });
+        // The model queue's fair share is per client: the address the events show.
+        query.client = Some(source_ip(&parts.headers, conn.peer.ip(), &self.client_ip).to_string());
         let scoring_started = Instant::now();
         let verdict = if buffered.oversize && self.oversize_body == OversizeBody::Block {
             Ok(Verdict {
@@ -80,7 +82,7 @@ impl Proxy {
             self.scorer.score(&query).await
         };
         let inference = scoring_started.elapsed();
-        let decision = decide(mode, self.threshold, self.on_scoring_error, &verdict);
+        let decision = decide(mode, self.threshold, &self.policy, &verdict);
         if let Err(err) = &verdict {
             tracing::warn!(error = %err, "scoring failed");
         }
@@ -90,11 +92,9 @@ impl Proxy {
 
         let outcome = match decision.effect {
             Effect::Kill => self.kill(&verdict),
-            Effect::Refuse => Outcome::Respond(plain_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "scoring_unavailable",
-                "the request could not be inspected and the firewall fails closed",
-            )),
+            Effect::Refuse => {
+                Outcome::Respond(plain_error(StatusCode::SERVICE_UNAVAILABLE, UNAVAILABLE_BODY.error, UNAVAILABLE_BODY.detail))
+            }
             Effect::Forward => {
                 let peer = canonical(conn.peer.ip());
                 let peer_trusted = any_contains(&self.client_ip.trusted, peer);

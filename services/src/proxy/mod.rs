@@ -23,7 +23,8 @@ pub use crate::client_ip::IpNet;
 pub use admin::ADMIN_COOKIE;
 pub(crate) use body::buffer_prefix;
 
-use crate::config::{FailMode, KillResponse, OversizeBody, ProxyOptions, WafMode};
+use crate::config::{KillResponse, OversizeBody, ProxyOptions, WafMode};
+use crate::decision::Policy;
 use crate::events::{AuditLog, EventHub};
 use crate::http::HttpResponse;
 use crate::metrics::Metrics;
@@ -53,7 +54,8 @@ pub struct Proxy {
     body_limit: usize,
     body_read_timeout: Duration,
     oversize_body: OversizeBody,
-    on_scoring_error: FailMode,
+    /// WAF_ON_SCORING_ERROR, WAF_ON_MODEL_MISSING, WAF_ON_PARTIAL.
+    policy: Policy,
     client_ip: crate::client_ip::ClientIpPolicy,
     admin: AdminPolicy,
     scorer: Arc<dyn Scorer>,
@@ -73,7 +75,7 @@ impl Proxy {
             body_limit: options.body_limit as usize,
             body_read_timeout: Duration::from_millis(options.body_read_timeout_ms),
             oversize_body: options.oversize_body,
-            on_scoring_error: options.on_scoring_error,
+            policy: Policy::new(options.on_scoring_error, &options.policy),
             client_ip: crate::client_ip::ClientIpPolicy { trusted: options.trusted_proxies.0.clone(), header: options.client_ip_header },
             admin: AdminPolicy::new(options.admin_allow.0.clone(), options.admin_token.clone(), options.admin_hosts.0.clone()),
             scorer: parts.scorer,

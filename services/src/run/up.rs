@@ -66,6 +66,7 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
         client_ip_header: args.proxy.client_ip_header,
         audit_log: args.proxy.audit_log.clone(),
         body_limit: args.proxy.body_limit,
+        policy: args.proxy.policy.clone(),
     };
     let auth_parts =
         JudgeParts { mode, threshold, scorer: scorer.clone(), metrics: metrics.clone(), audit: audit.clone() };

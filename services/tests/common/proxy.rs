@@ -130,6 +130,23 @@ pub fn start_remote_proxy(target: SocketAddr, inference: &str, timeout: Duration
     start_with_scorer(target, extra, scorer)
 }
 
+/// An engine of its own built from engine flags (`--model-client-queue 8`...), models loaded.
+pub fn engine_with(flags: &[&str]) -> Arc<scoring::Engine> {
+    let args = super::inference_args(flags);
+    let engine = Arc::new(scoring::Engine::new(args.engine.engine_config()).expect("engine builds"));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !engine.ready() {
+        assert!(Instant::now() < deadline, "models did not load in 60 s: {:?}", engine.model_status());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    engine
+}
+
+/// A proxy scoring in process with `engine`.
+pub fn start_proxy_on(engine: Arc<scoring::Engine>, target: SocketAddr, extra: &[&str]) -> TestProxy {
+    start_with_scorer(target, extra, Arc::new(InProcessScorer::new(engine)))
+}
+
 fn start_with_scorer(target: SocketAddr, extra: &[&str], scorer: Arc<dyn Scorer>) -> TestProxy {
     let options = proxy_options(target, extra);
     let metrics = Arc::new(Metrics::new());
