@@ -158,10 +158,9 @@ mod tests {
         assert!(failures.is_empty(), "{} cases:\n{}", failures.len(), failures.join("\n"));
     }
 
-    /// Issue 11 finding 1: fields past the 1,024th are dropped unscored and nothing marks the
-    /// verdict partial. Un-ignore once the field-cap fix lands (the lead merges it).
+    /// Issue 11 finding 1: fields past the 1,024th used to be dropped unscored with nothing
+    /// marking the verdict partial.
     #[test]
-    #[ignore = "finding 1: fields past the cap are dropped unscored (fixed on another branch)"]
     fn the_marker_is_scored_or_marked_partial_past_the_field_cap() {
         for spot in 0..SPOTS.len() {
             check(engine(), &case(spot, 0, 0, 1_100, 0)).unwrap();

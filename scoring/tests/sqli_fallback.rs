@@ -52,12 +52,15 @@ async fn a_missing_sqli_model_falls_back_to_patterns() {
 
 /// Recall and FPR of the fallback per source file of the data pool (prints; asserts nothing
 /// beyond the files being readable). `cargo test -p rampart-scoring --test sqli_fallback --
-/// --ignored --nocapture`.
+/// --ignored --nocapture` (data folder: RAMPART_DATA, default ../shared/datasets).
 #[test]
 #[ignore]
 fn fallback_recall_and_fpr_per_source() {
     let engine = Engine::new(EngineConfig { models_dir: None, ..Default::default() }).expect("engine starts");
-    let dir = PathBuf::from("/work/shared/datasets");
+    // The data pool lives beside the checkout (../shared/datasets); RAMPART_DATA overrides it.
+    let dir = std::env::var_os("RAMPART_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/datasets"));
     let files = [
         "kaggle_sqli_modified", "kaggle_sqli_sajid576", "httpparams", "modsec_learn_dataset", "payloadbox",
         "payloadsallthethings", "fuzzdb", "csic2010_lines", "fwaf_goodqueries_subset", "har_fixture_parts",
