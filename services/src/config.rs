@@ -236,6 +236,9 @@ pub struct ProxyOptions {
     /// Deadline for the upstream's response headers, in milliseconds (504 past it).
     #[arg(long = "upstream-timeout-ms", env = "WAF_UPSTREAM_TIMEOUT_MS", value_name = "WAF_UPSTREAM_TIMEOUT_MS", default_value = "60000", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub upstream_timeout_ms: u64,
+    /// Connection, header and body-budget limits (shared by every listener under `up`).
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 #[derive(Clone, Debug, Args)]
@@ -268,6 +271,8 @@ pub struct AuthArgs {
     #[arg(long = "auth-metrics-addr", env = "AUTH_METRICS_ADDR", value_name = "AUTH_METRICS_ADDR", default_value = "0.0.0.0:9090")]
     pub metrics_addr: SocketAddr,
     #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
+    #[command(flatten)]
     pub mode: ModeArgs,
     #[command(flatten)]
     pub adapter: AdapterOptions,
@@ -281,6 +286,8 @@ pub struct ExtprocArgs {
     pub addr: SocketAddr,
     #[arg(long = "extproc-http-addr", env = "EXTPROC_HTTP_ADDR", value_name = "EXTPROC_HTTP_ADDR", default_value = "0.0.0.0:9090")]
     pub http_addr: SocketAddr,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
     #[command(flatten)]
     pub mode: ModeArgs,
     #[command(flatten)]

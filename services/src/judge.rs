@@ -23,6 +23,8 @@ pub struct JudgeParts {
     pub scorer: Arc<dyn Scorer>,
     pub metrics: Arc<Metrics>,
     pub audit: Option<AuditLog>,
+    /// The process's buffered-body budget (shared with every front door).
+    pub budget: Arc<crate::budget::BodyBudget>,
 }
 
 pub struct Judge {
@@ -34,6 +36,7 @@ pub struct Judge {
     trusted_proxies: Vec<IpNet>,
     /// Body bytes scored; the rest is ignored.
     pub body_limit: usize,
+    pub budget: Arc<crate::budget::BodyBudget>,
 }
 
 /// The request a verdict is about, for its audit line.
@@ -56,6 +59,7 @@ impl Judge {
             audit: parts.audit,
             trusted_proxies: options.trusted_proxies.0.clone(),
             body_limit: options.body_limit as usize,
+            budget: parts.budget,
         }
     }
 

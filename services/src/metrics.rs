@@ -29,6 +29,14 @@ pub struct KindLabel {
     pub kind: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LimitLabel {
+    pub limit: &'static str,
+}
+
+/// Every limit that turns work away (docs/SECURITY.md); all exported from the start, at 0.
+pub const LIMITS: [&str; 5] = ["connections", "connections-per-client", "streams", "header-timeout", "body-budget"];
+
 /// Every request action the spec names; all four are exported from the start, at 0.
 pub const ACTIONS: [&str; 4] = ["passed", "shadow_kill", "active_kill", "error"];
 
@@ -43,6 +51,7 @@ pub struct Metrics {
     pub sse_subscribers: Gauge,
     pub sse_dropped: Counter,
     pub audit_dropped: Counter,
+    pub limit_refusals: Family<LimitLabel, Counter>,
 }
 
 /// 50 µs to ~26 s: covers a pattern-only verdict and a stuck upstream alike.
@@ -92,8 +101,18 @@ impl Metrics {
         registry.register("waf_sse_dropped_subscribers", "Event subscribers dropped for reading too slowly", sse_dropped.clone());
         let audit_dropped = Counter::default();
         registry.register("waf_audit_dropped", "Audit lines dropped because the audit writer fell behind", audit_dropped.clone());
+        let limit_refusals = Family::<LimitLabel, Counter>::default();
+        for limit in LIMITS {
+            let _ = limit_refusals.get_or_create(&LimitLabel { limit });
+        }
+        registry.register(
+            "waf_limit_refusals",
+            "Connections closed, requests refused or bodies cut short by a limit, by limit",
+            limit_refusals.clone(),
+        );
         Metrics {
             registry,
+            limit_refusals,
             requests,
             kills,
             inference_seconds,
@@ -123,6 +142,11 @@ impl Metrics {
         }
     }
 
+    /// One refusal by a limit (a slug of [`LIMITS`]).
+    pub fn count_limit(&self, limit: &'static str) {
+        self.limit_refusals.get_or_create(&LimitLabel { limit }).inc();
+    }
+
     pub fn count_upstream_error(&self, kind: &'static str) {
         self.upstream_errors.get_or_create(&KindLabel { kind }).inc();
     }
@@ -140,6 +164,12 @@ impl Metrics {
             return String::new();
         }
         openmetrics_to_prometheus_text(&open_metrics)
+    }
+}
+
+impl net::RefusalObserver for Metrics {
+    fn refused(&self, why: net::Refusal) {
+        self.count_limit(why.slug());
     }
 }
 

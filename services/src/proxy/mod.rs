@@ -54,6 +54,10 @@ pub struct Proxy {
     body_read_timeout: Duration,
     oversize_body: OversizeBody,
     on_scoring_error: FailMode,
+    /// Shared with every front door of the process: the buffered-body budget and what to do
+    /// when it runs out.
+    budget: Arc<crate::budget::BodyBudget>,
+    on_body_budget: crate::limits::OnBodyBudget,
     trusted_proxies: Vec<IpNet>,
     admin: AdminPolicy,
     scorer: Arc<dyn Scorer>,
@@ -64,7 +68,7 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    pub fn new(options: &ProxyOptions, parts: ProxyParts) -> Self {
+    pub fn new(options: &ProxyOptions, parts: ProxyParts, limits: &crate::limits::ProcessLimits) -> Self {
         let keepalive = Duration::from_secs(options.sse_keepalive_secs);
         Proxy {
             mode: AtomicU8::new(mode_code(options.mode.mode)),
@@ -74,6 +78,8 @@ impl Proxy {
             body_read_timeout: Duration::from_millis(options.body_read_timeout_ms),
             oversize_body: options.oversize_body,
             on_scoring_error: options.on_scoring_error,
+            budget: limits.budget.clone(),
+            on_body_budget: limits.on_body_budget,
             trusted_proxies: options.trusted_proxies.0.clone(),
             admin: AdminPolicy::new(options.admin_allow.0.clone(), options.admin_token.clone()),
             scorer: parts.scorer,
