@@ -341,6 +341,12 @@ mod tests {
         assert!(err.to_string().contains("WAF_TRUSTED_PROXIES") && err.to_string().contains("bogus"), "{err}");
         let err = Cli::try_parse_from(["rampart", "proxy", "--kill-response", "drop"]).unwrap_err();
         assert!(err.to_string().contains("WAF_KILL_RESPONSE"), "{err}");
+        let err = Cli::try_parse_from(["rampart", "proxy", "--max-connections", "0"]).unwrap_err();
+        assert!(err.to_string().contains("WAF_MAX_CONNECTIONS"), "{err}");
+        let err = Cli::try_parse_from(["rampart", "auth", "--on-body-budget", "drop"]).unwrap_err();
+        assert!(err.to_string().contains("WAF_ON_BODY_BUDGET") && err.to_string().contains("score-partial"), "{err}");
+        let err = Cli::try_parse_from(["rampart", "extproc", "--max-header-bytes", "100"]).unwrap_err();
+        assert!(err.to_string().contains("WAF_MAX_HEADER_BYTES"), "{err}");
     }
 
     #[test]

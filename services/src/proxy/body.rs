@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
 use hyper::HeaderMap;
@@ -28,8 +28,12 @@ pub struct Buffered {
 
 /// Reads up to `limit` bytes of `body`, as far as `budget` allows.
 pub async fn buffer_prefix(mut body: Incoming, limit: usize, budget: &Arc<BodyBudget>) -> Result<Buffered, hyper::Error> {
-    let mut collected = BytesMut::new();
+    // The budget covers capacity, not only length: sized from Content-Length when the budget
+    // allows it, else grown exactly frame by frame (doubling would hold up to twice the bytes).
+    let announced = usize::try_from(body.size_hint().exact().unwrap_or(0)).unwrap_or(usize::MAX).min(limit);
     let mut reservation = budget.reserve();
+    let mut collected: Vec<u8> =
+        if announced > 0 && reservation.grow(announced) { Vec::with_capacity(announced) } else { Vec::new() };
     let mut unscored = None;
     let mut trailers = None;
     let mut rest = Some(());
@@ -41,7 +45,10 @@ pub async fn buffer_prefix(mut body: Incoming, limit: usize, budget: &Arc<BodyBu
             None => rest = None,
             Some(Err(err)) => return Err(err),
             Some(Ok(frame)) => match frame.into_data() {
-                Ok(data) if reservation.grow(data.len()) => collected.extend_from_slice(&data),
+                Ok(data) if fits(&mut reservation, collected.len() + data.len()) => {
+                    collected.reserve_exact(data.len());
+                    collected.extend_from_slice(&data);
+                }
                 // Already in memory (hyper read it); it goes upstream but is not scored.
                 Ok(data) => unscored = Some(data),
                 Err(frame) => {
@@ -53,7 +60,7 @@ pub async fn buffer_prefix(mut body: Incoming, limit: usize, budget: &Arc<BodyBu
     }
     let more = rest.is_some() && !body.is_end_stream();
     let budget_hit = unscored.is_some();
-    let prefix = collected.freeze();
+    let prefix = Bytes::from(collected);
     Ok(Buffered {
         oversize: more || prefix.len() > limit,
         budget_hit,
@@ -66,6 +73,12 @@ pub async fn buffer_prefix(mut body: Incoming, limit: usize, budget: &Arc<BodyBu
         },
         prefix,
     })
+}
+
+/// Whether `total` buffered bytes are covered, growing the reservation if needed.
+fn fits(reservation: &mut Reservation, total: usize) -> bool {
+    let extra = total.saturating_sub(reservation.held());
+    extra == 0 || reservation.grow(extra)
 }
 
 /// The body sent upstream: the buffered prefix, then the rest of the client's stream.
