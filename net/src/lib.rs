@@ -3,10 +3,14 @@
 //! Each server owns its accept loop (rather than a framework's) so connection-level policy —
 //! socket options, per-connection state, the active-mode TCP reset — lives in one place.
 
+mod idle;
 mod killable;
+mod limits;
+mod tracked;
 
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -20,6 +24,8 @@ use tokio::net::TcpListener;
 
 pub use killable::KillSwitch;
 use killable::KillableStream;
+pub use limits::{ConnGate, ConnPermit, Refusal, RefusalObserver, ServeLimits, StreamPermit};
+pub use tracked::TrackedBody;
 
 #[derive(Debug, Error)]
 pub enum NetError {
@@ -65,9 +71,6 @@ impl<B> From<Response<B>> for Outcome<B> {
 #[error("request killed by the firewall")]
 pub struct Killed;
 
-/// Slow-loris guard: a client must finish sending request headers within this time.
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// HTTP/2 liveness: a ping after this much silence, and the connection is closed when the
 /// answer takes longer than the timeout.
 const H2_PING_INTERVAL: Duration = Duration::from_secs(30);
@@ -77,25 +80,53 @@ const H2_PING_TIMEOUT: Duration = Duration::from_secs(20);
 /// own, so without a bound one open dashboard would hold a restart forever.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 
-/// Serves HTTP/1.1 (keep-alive) and HTTP/2 (prior knowledge) on `listener` until `shutdown`
-/// resolves; then stops accepting and gives in-flight connections [`SHUTDOWN_GRACE`] to finish.
+/// The answer written to a connection refused at accept, before closing it. The client may
+/// not speak HTTP/1 (h2 prior knowledge); the close is what matters, the text is a courtesy.
+const CONNECTION_REFUSAL: &[u8] = concat!(
+    "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nconnection: close\r\ncontent-length: 91\r\n\r\n",
+    r#"{"error":"too_many_connections","detail":"connection limit reached (WAF_MAX_CONNECTIONS*)"}"#
+)
+.as_bytes();
+
+/// [`serve_with`] under the default limits, on a gate of its own.
 pub async fn serve<H, Fut, O, B>(listener: TcpListener, handler: H, shutdown: impl Future<Output = ()>)
 where
     H: Fn(Request<Incoming>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = O> + Send + 'static,
     O: Into<Outcome<B>>,
-    B: Body<Data = Bytes> + Send + 'static,
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    serve_with(listener, ConnGate::unobserved(ServeLimits::default()), handler, shutdown).await
+}
+
+/// Serves HTTP/1.1 (keep-alive) and HTTP/2 (prior knowledge) on `listener` until `shutdown`
+/// resolves; then stops accepting and gives in-flight connections [`SHUTDOWN_GRACE`] to finish.
+/// Connections and requests are admitted by `gate` (shared with other listeners of the process).
+pub async fn serve_with<H, Fut, O, B>(listener: TcpListener, gate: Arc<ConnGate>, handler: H, shutdown: impl Future<Output = ()>)
+where
+    H: Fn(Request<Incoming>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = O> + Send + 'static,
+    O: Into<Outcome<B>>,
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let limits = gate.limits;
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut builder = auto::Builder::new(TokioExecutor::new());
-    builder.http1().timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
-    // HTTP/2 has no header timeout per connection; pings find peers that vanished.
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_read_timeout)
+        .max_buf_size(limits.max_header_bytes.max(8192));
+    // HTTP/2 headers are bounded by the idle clock in `idle`; pings find peers that vanished.
     builder
         .http2()
         .timer(TokioTimer::new())
         .keep_alive_interval(Some(H2_PING_INTERVAL))
-        .keep_alive_timeout(H2_PING_TIMEOUT);
+        .keep_alive_timeout(H2_PING_TIMEOUT)
+        .max_concurrent_streams(limits.h2_max_concurrent_streams)
+        .max_header_list_size(u32::try_from(limits.max_header_bytes).unwrap_or(u32::MAX));
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {
@@ -110,19 +141,35 @@ where
             },
             _ = &mut shutdown => break,
         };
+        let permit = match gate.admit(peer.ip()) {
+            Ok(permit) => permit,
+            Err(why) => {
+                tracing::debug!(%peer, limit = why.slug(), "connection refused");
+                let _ = stream.try_write(CONNECTION_REFUSAL);
+                continue;
+            }
+        };
         let _ = stream.set_nodelay(true);
         let local = stream.local_addr().unwrap_or(peer);
         let info = ConnInfo { peer, local };
         let switch = KillSwitch::default();
+        let activity = Arc::new(idle::Activity::default());
         let handler = handler.clone();
         let conn_switch = switch.clone();
+        let conn_activity = activity.clone();
+        let conn_gate = gate.clone();
         let service = service_fn(move |req: Request<Incoming>| {
             let multiplexed = req.version() == Version::HTTP_2;
-            let fut = handler(req, info);
+            let busy = conn_activity.begin();
+            let stream_permit = conn_gate.admit_stream();
+            let fut = stream_permit.is_some().then(|| handler(req, info));
             let switch = conn_switch.clone();
             async move {
+                let (Some(fut), Some(stream_permit)) = (fut, stream_permit) else {
+                    return Ok(streams_refusal());
+                };
                 match fut.await.into() {
-                    Outcome::Respond(resp) => Ok(resp),
+                    Outcome::Respond(resp) => Ok(resp.map(|body| TrackedBody::handler(body, stream_permit, busy))),
                     Outcome::Kill => {
                         if !multiplexed {
                             switch.trip();
@@ -132,17 +179,27 @@ where
                 }
             }
         });
-        let conn = builder
-            .serve_connection(TokioIo::new(KillableStream::new(stream, switch)), service)
-            .into_owned();
+        let timeout_gate = gate.clone();
+        let on_timeout = Box::new(move || timeout_gate.note(Refusal::HeaderTimeout));
+        let io = idle::IdleStream::new(KillableStream::new(stream, switch), activity, limits.header_read_timeout, on_timeout);
+        let conn = builder.serve_connection(TokioIo::new(io), service).into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(err) = conn.await {
                 tracing::debug!(error = %err, %peer, "connection closed with error");
             }
+            drop(permit);
         });
     }
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await.is_err() {
         tracing::info!("connections still open after {SHUTDOWN_GRACE:?}; closing them");
     }
+}
+
+/// 503 for a request over `max_streams`; the connection stays usable.
+fn streams_refusal<B>() -> Response<TrackedBody<B>> {
+    let mut resp = Response::new(TrackedBody::refusal(tracked::STREAMS_REFUSAL));
+    *resp.status_mut() = hyper::StatusCode::SERVICE_UNAVAILABLE;
+    resp.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static("application/json"));
+    resp
 }

@@ -62,11 +62,20 @@ impl AuthAdapter {
         // nginx forwards the client's own body here only when configured to; a prefix is
         // scored, the rest ignored (this answer does not carry the body anywhere).
         let limit = self.judge.body_limit;
-        let (body, body_truncated) = match crate::proxy::buffer_prefix(body, limit).await {
-            Ok(buffered) => (buffered.prefix.slice(..buffered.prefix.len().min(limit)), buffered.oversize),
+        // Over the process's body budget the adapter scores what fit and marks the verdict
+        // partial: nginx only understands 200/403, so a refusal here would be unexplained.
+        let mut over_budget = false;
+        let (body, body_truncated) = match crate::proxy::buffer_prefix(body, limit, &self.judge.budget).await {
+            Ok(buffered) => {
+                over_budget = buffered.budget_hit;
+                (buffered.prefix.slice(..buffered.prefix.len().min(limit)), buffered.oversize)
+            }
             // A broken-off body: score what there is (nginx gave up on this request anyway).
             Err(_) => (Bytes::new(), false),
         };
+        if over_budget {
+            self.judge.metrics.count_limit("body-budget");
+        }
         let mut scored_headers: Vec<(&str, &[u8])> = parts
             .headers
             .iter()
@@ -77,7 +86,7 @@ impl AuthAdapter {
         if let Some(content_type) = &original_type {
             scored_headers.push(("content-type", content_type.as_bytes()));
         }
-        let score_query = ScoreQuery::from_http(HttpRequest {
+        let mut score_query = ScoreQuery::from_http(HttpRequest {
             method: &method,
             path,
             query,
@@ -86,6 +95,9 @@ impl AuthAdapter {
             body_truncated,
             body_limit: limit,
         });
+        if over_budget {
+            score_query.partial.push("body-budget".into());
+        }
 
         // Spec 4.3 rule 1: unreachable inference service → 200 (fail-open), always.
         let subject = Subject { method: &method, path, query, headers: &parts.headers, peer: conn.peer.ip() };

@@ -291,6 +291,9 @@ pub struct ProxyOptions {
     /// Deadline for the upstream's response headers, in milliseconds (504 past it).
     #[arg(long = "upstream-timeout-ms", env = "WAF_UPSTREAM_TIMEOUT_MS", value_name = "WAF_UPSTREAM_TIMEOUT_MS", default_value = "60000", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub upstream_timeout_ms: u64,
+    /// Connection, header and body-budget limits (shared by every listener under `up`).
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
 }
 
 #[derive(Clone, Debug, Args)]
@@ -328,6 +331,8 @@ pub struct AuthArgs {
     #[arg(long = "auth-metrics-addr", env = "AUTH_METRICS_ADDR", value_name = "AUTH_METRICS_ADDR", default_value = "127.0.0.1:9090")]
     pub metrics_addr: SocketAddr,
     #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
+    #[command(flatten)]
     pub mode: ModeArgs,
     #[command(flatten)]
     pub adapter: AdapterOptions,
@@ -341,6 +346,8 @@ pub struct ExtprocArgs {
     pub addr: SocketAddr,
     #[arg(long = "extproc-http-addr", env = "EXTPROC_HTTP_ADDR", value_name = "EXTPROC_HTTP_ADDR", default_value = "127.0.0.1:9090")]
     pub http_addr: SocketAddr,
+    #[command(flatten)]
+    pub limits: crate::limits::LimitArgs,
     #[command(flatten)]
     pub mode: ModeArgs,
     #[command(flatten)]
@@ -394,6 +401,12 @@ mod tests {
         assert!(err.to_string().contains("WAF_TRUSTED_PROXIES") && err.to_string().contains("bogus"), "{err}");
         let err = Cli::try_parse_from(["rampart", "proxy", "--kill-response", "drop"]).unwrap_err();
         assert!(err.to_string().contains("WAF_KILL_RESPONSE"), "{err}");
+        let err = Cli::try_parse_from(["rampart", "proxy", "--max-connections", "0"]).unwrap_err();
+        assert!(err.to_string().contains("WAF_MAX_CONNECTIONS"), "{err}");
+        let err = Cli::try_parse_from(["rampart", "auth", "--on-body-budget", "drop"]).unwrap_err();
+        assert!(err.to_string().contains("WAF_ON_BODY_BUDGET") && err.to_string().contains("score-partial"), "{err}");
+        let err = Cli::try_parse_from(["rampart", "extproc", "--max-header-bytes", "100"]).unwrap_err();
+        assert!(err.to_string().contains("WAF_MAX_HEADER_BYTES"), "{err}");
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub struct JudgeParts {
     pub scorer: Arc<dyn Scorer>,
     pub metrics: Arc<Metrics>,
     pub audit: Option<AuditLog>,
+    /// The process's buffered-body budget (shared with every front door).
+    pub budget: Arc<crate::budget::BodyBudget>,
 }
 
 pub struct Judge {
@@ -38,6 +40,7 @@ pub struct Judge {
     policy: Policy,
     /// Body bytes scored; the rest is ignored.
     pub body_limit: usize,
+    pub budget: Arc<crate::budget::BodyBudget>,
 }
 
 /// The request a verdict is about, for its audit line.
@@ -61,6 +64,7 @@ impl Judge {
             client_ip: ClientIpPolicy { trusted: options.trusted_proxies.0.clone(), header: options.client_ip_header },
             policy: Policy::new(FailMode::Open, &options.policy),
             body_limit: options.body_limit as usize,
+            budget: parts.budget,
         }
     }
 

@@ -2,6 +2,7 @@
 //! auth adapter and ext_proc service. `main.rs` wires them to the command line.
 
 pub mod auth;
+pub mod budget;
 pub mod client_ip;
 pub mod config;
 pub mod dashboard;
@@ -19,4 +20,5 @@ pub mod eval;
 pub mod http;
 pub mod inference;
 pub mod judge;
+pub mod limits;
 pub mod run;

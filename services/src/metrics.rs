@@ -29,6 +29,14 @@ pub struct KindLabel {
     pub kind: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LimitLabel {
+    pub limit: &'static str,
+}
+
+/// Every limit that turns work away (docs/SECURITY.md); all exported from the start, at 0.
+pub const LIMITS: [&str; 5] = ["connections", "connections-per-client", "streams", "header-timeout", "body-budget"];
+
 /// Every request action the spec names; all four are exported from the start, at 0.
 pub const ACTIONS: [&str; 4] = ["passed", "shadow_kill", "active_kill", "error"];
 
@@ -45,6 +53,7 @@ pub struct Metrics {
     pub audit_dropped: Counter,
     /// Partial verdicts by the action taken on them (WAF_ON_PARTIAL).
     pub partial: Family<ActionLabel, Counter>,
+    pub limit_refusals: Family<LimitLabel, Counter>,
 }
 
 /// 50 µs to ~26 s: covers a pattern-only verdict and a stuck upstream alike.
@@ -96,9 +105,19 @@ impl Metrics {
         registry.register("waf_audit_dropped", "Audit lines dropped because the audit writer fell behind", audit_dropped.clone());
         let partial = Family::<ActionLabel, Counter>::default();
         registry.register("waf_partial", "Requests whose verdict was partial (a work bound was hit), by action", partial.clone());
+        let limit_refusals = Family::<LimitLabel, Counter>::default();
+        for limit in LIMITS {
+            let _ = limit_refusals.get_or_create(&LimitLabel { limit });
+        }
+        registry.register(
+            "waf_limit_refusals",
+            "Connections closed, requests refused or bodies cut short by a limit, by limit",
+            limit_refusals.clone(),
+        );
         Metrics {
             partial,
             registry,
+            limit_refusals,
             requests,
             kills,
             inference_seconds,
@@ -131,6 +150,11 @@ impl Metrics {
         }
     }
 
+    /// One refusal by a limit (a slug of [`LIMITS`]).
+    pub fn count_limit(&self, limit: &'static str) {
+        self.limit_refusals.get_or_create(&LimitLabel { limit }).inc();
+    }
+
     pub fn count_upstream_error(&self, kind: &'static str) {
         self.upstream_errors.get_or_create(&KindLabel { kind }).inc();
     }
@@ -148,6 +172,12 @@ impl Metrics {
             return String::new();
         }
         openmetrics_to_prometheus_text(&open_metrics)
+    }
+}
+
+impl net::RefusalObserver for Metrics {
+    fn refused(&self, why: net::Refusal) {
+        self.count_limit(why.slug());
     }
 }
 

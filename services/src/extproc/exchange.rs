@@ -56,11 +56,21 @@ pub struct Exchange {
     body_truncated: bool,
     /// The body is still to come; scoring waits for it.
     awaiting_body: bool,
+    /// This stream's share of the process's body budget (none: unbounded, unit tests).
+    reservation: Option<crate::budget::Reservation>,
+    /// A body chunk did not fit the budget: the verdict is partial (`body-budget`).
+    over_budget: bool,
 }
 
 impl Exchange {
     pub fn new(body_limit: usize) -> Self {
         Exchange { body_limit, ..Default::default() }
+    }
+
+    /// Buffers bodies within `budget`; a chunk that does not fit is left unscored.
+    pub fn budgeted(mut self, budget: &std::sync::Arc<crate::budget::BodyBudget>) -> Self {
+        self.reservation = Some(budget.reserve());
+        self
     }
 
     /// The answer to one message.
@@ -80,7 +90,13 @@ impl Exchange {
                 self.body_chunks += 1;
                 let room = self.body_limit.saturating_sub(self.body.len());
                 self.body_truncated |= body.body.len() > room;
-                self.body.extend_from_slice(&body.body[..body.body.len().min(room)]);
+                let take = body.body.len().min(room);
+                let fits = self.reservation.as_mut().is_none_or(|r| r.grow(take));
+                if fits && !self.over_budget {
+                    self.body.extend_from_slice(&body.body[..take]);
+                } else {
+                    self.over_budget = true;
+                }
                 if body.end_of_stream && self.awaiting_body {
                     self.awaiting_body = false;
                     let judged = self.judge(judge).await?;
@@ -136,7 +152,7 @@ impl Exchange {
     async fn judge(&self, judge: &impl Judge) -> Result<Judged, ScoreError> {
         let (path, query) = self.request.path.split_once('?').unwrap_or((self.request.path.as_str(), ""));
         let headers: Vec<(&str, &[u8])> = self.request.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
-        let scored = ScoreQuery::from_http(HttpRequest {
+        let mut scored = ScoreQuery::from_http(HttpRequest {
             method: &self.request.method,
             path,
             query,
@@ -145,6 +161,9 @@ impl Exchange {
             body_truncated: self.body_truncated,
             body_limit: self.body_limit,
         });
+        if self.over_budget {
+            scored.partial.push("body-budget".into());
+        }
         judge.judge(scored, &self.request).await
     }
 }

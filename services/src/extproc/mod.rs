@@ -81,7 +81,7 @@ impl ExternalProcessor for Processor {
         let judge = StreamJudge { service: self.0.clone(), envoy };
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         tokio::spawn(async move {
-            let mut exchange = Exchange::new(judge.service.judge.body_limit);
+            let mut exchange = Exchange::new(judge.service.judge.body_limit).budgeted(&judge.service.judge.budget);
             loop {
                 let message = match inbound.message().await {
                     Ok(Some(message)) => message,

@@ -16,6 +16,7 @@ use crate::client_ip::{any_contains, canonical, source_ip};
 use super::forward::{strip_hop_by_hop, ClientFacts};
 use super::{boxed, Proxy, ProxyBody};
 use crate::config::{KillResponse, OversizeBody, WafMode};
+use crate::limits::OnBodyBudget;
 use crate::decision::{decide, Action, Decision, Effect};
 use crate::events::{Event, RequestFacts};
 use crate::http::json_response;
@@ -41,7 +42,7 @@ impl Proxy {
         let mode = self.mode();
         let demo = parts.headers.remove(Demo::HEADER).and_then(|v| Demo::from_header(v.as_bytes()));
         super::admin::strip_admin_cookie(&mut parts.headers);
-        let buffered = match tokio::time::timeout(self.body_read_timeout, buffer_prefix(body, self.body_limit)).await {
+        let buffered = match tokio::time::timeout(self.body_read_timeout, buffer_prefix(body, self.body_limit, &self.budget)).await {
             Ok(Ok(b)) => b,
             failed => {
                 // The client broke off or stalled mid-body: nothing complete to score. It still
@@ -56,6 +57,19 @@ impl Proxy {
                 return Outcome::Respond(plain_error(status, code, "the request body could not be read"));
             }
         };
+        if buffered.budget_hit {
+            self.metrics.count_limit("body-budget");
+            if self.on_body_budget == OnBodyBudget::Refuse {
+                let decision = Decision { action: Action::Error, effect: Effect::Refuse, cause: None };
+                let verdict = Ok(Verdict { score: 0.0, reason: "limit:body-budget".into(), detector: String::new(), incomplete: None, partial: Some("body-budget".into()) });
+                self.record(&parts, conn, &verdict, decision, RecordContext { mode, latency_ms: 0.0, demo });
+                return Outcome::Respond(plain_error(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "body_budget_exhausted",
+                    "too many request bodies are buffered for inspection right now (WAF_BODY_BUDGET_BYTES); retry later",
+                ));
+            }
+        }
         let scored_body = &buffered.prefix[..buffered.prefix.len().min(self.body_limit)];
         let headers: Vec<(&str, &[u8])> = parts.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
         let mut query = ScoreQuery::from_http(HttpRequest {
@@ -69,6 +83,9 @@ impl Proxy {
         });
         // The model queue's fair share is per client: the address the events show.
         query.client = Some(source_ip(&parts.headers, conn.peer.ip(), &self.client_ip).to_string());
+        if buffered.budget_hit {
+            query.partial.push("body-budget".into());
+        }
         let scoring_started = Instant::now();
         let verdict = if buffered.oversize && self.oversize_body == OversizeBody::Block {
             Ok(Verdict {

@@ -57,6 +57,10 @@ pub struct Proxy {
     /// WAF_ON_SCORING_ERROR, WAF_ON_MODEL_MISSING, WAF_ON_PARTIAL.
     policy: Policy,
     client_ip: crate::client_ip::ClientIpPolicy,
+    /// Shared with every front door of the process: the buffered-body budget and what to do
+    /// when it runs out.
+    budget: Arc<crate::budget::BodyBudget>,
+    on_body_budget: crate::limits::OnBodyBudget,
     admin: AdminPolicy,
     scorer: Arc<dyn Scorer>,
     upstream: Upstream,
@@ -66,7 +70,7 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    pub fn new(options: &ProxyOptions, parts: ProxyParts) -> Self {
+    pub fn new(options: &ProxyOptions, parts: ProxyParts, limits: &crate::limits::ProcessLimits) -> Self {
         let keepalive = Duration::from_secs(options.sse_keepalive_secs);
         Proxy {
             mode: AtomicU8::new(mode_code(options.mode.mode)),
@@ -76,6 +80,8 @@ impl Proxy {
             body_read_timeout: Duration::from_millis(options.body_read_timeout_ms),
             oversize_body: options.oversize_body,
             policy: Policy::new(options.on_scoring_error, &options.policy),
+            budget: limits.budget.clone(),
+            on_body_budget: limits.on_body_budget,
             client_ip: crate::client_ip::ClientIpPolicy { trusted: options.trusted_proxies.0.clone(), header: options.client_ip_header },
             admin: AdminPolicy::new(options.admin_allow.0.clone(), options.admin_token.clone(), options.admin_hosts.0.clone()),
             scorer: parts.scorer,

@@ -20,6 +20,7 @@ use proto::ExternalProcessorServer;
 use crate::config::{AuthArgs, ExtprocArgs, InferenceArgs, ProxyArgs, ProxyOptions, ScorerArgs};
 use crate::events::{AuditLog, AuditTarget};
 use crate::inference::InferenceService;
+use crate::limits::ProcessLimits;
 use crate::metrics::Metrics;
 use crate::proxy::{Proxy, ProxyParts};
 use crate::scorer::{InProcessScorer, RemoteScorer, Scorer};
@@ -68,19 +69,19 @@ impl Running {
     }
 }
 
-/// Serves `handler` on `addr` on a background task.
-fn spawn_server<H, Fut, O, B>(addr: SocketAddr, handler: H) -> Result<Running, StartError>
+/// Serves `handler` on `addr` on a background task, admitting connections through `gate`.
+fn spawn_server<H, Fut, O, B>(addr: SocketAddr, gate: Arc<net::ConnGate>, handler: H) -> Result<Running, StartError>
 where
     H: Fn(hyper::Request<hyper::body::Incoming>, net::ConnInfo) -> Fut + Clone + Send + Sync + 'static,
     Fut: std::future::Future<Output = O> + Send + 'static,
     O: Into<net::Outcome<B>> + 'static,
-    B: hyper::body::Body<Data = bytes::Bytes> + Send + 'static,
+    B: hyper::body::Body<Data = bytes::Bytes> + Send + Unpin + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     let listener = net::bind(addr)?;
     let addr = listener.local_addr().map_err(|source| net::NetError::Bind { addr, source })?;
     let (tx, rx) = oneshot::channel();
-    let task = tokio::spawn(net::serve(listener, handler, async move {
+    let task = tokio::spawn(net::serve_with(listener, gate, handler, async move {
         let _ = rx.await;
     }));
     Ok(Running { addr, shutdown: Some(tx), task: Some(task) })
@@ -89,12 +90,17 @@ where
 /// Binds the inference service and serves it on a background task.
 pub fn start_inference(args: &InferenceArgs) -> Result<Running, StartError> {
     let engine = Arc::new(Engine::new(args.engine.engine_config())?);
-    start_inference_with(engine, args.addr, args.max_body_bytes)
+    start_inference_with(engine, args.addr, args.max_body_bytes, ProcessLimits::unobserved().gate)
 }
 
-pub fn start_inference_with(engine: Arc<Engine>, addr: SocketAddr, max_body_bytes: usize) -> Result<Running, StartError> {
+pub fn start_inference_with(
+    engine: Arc<Engine>,
+    addr: SocketAddr,
+    max_body_bytes: usize,
+    gate: Arc<net::ConnGate>,
+) -> Result<Running, StartError> {
     let service = Arc::new(InferenceService::new(engine, max_body_bytes));
-    spawn_server(addr, move |req, _conn| {
+    spawn_server(addr, gate, move |req, _conn| {
         let service = service.clone();
         async move { service.handle(req).await }
     })
@@ -104,6 +110,8 @@ pub fn start_inference_with(engine: Arc<Engine>, addr: SocketAddr, max_body_byte
 pub struct ProxyServer {
     pub running: Running,
     pub proxy: Arc<Proxy>,
+    /// The gate and body budget this proxy admits by (`up` shares them with its other listeners).
+    pub limits: ProcessLimits,
 }
 
 /// `rampart proxy`: in-process engine, or the inference service when INFERENCE_URL is set.
@@ -145,15 +153,17 @@ pub struct AuthServer {
 /// `rampart auth`.
 pub fn start_auth(args: &AuthArgs) -> Result<AuthServer, StartError> {
     let metrics = Arc::new(Metrics::new());
+    let limits = args.limits.build(metrics.clone());
     let parts = JudgeParts {
+        budget: limits.budget.clone(),
         mode: args.mode.mode,
         threshold: args.scorer.engine.threshold,
         scorer: build_scorer(&args.scorer)?,
         metrics: metrics.clone(),
         audit: open_audit(&args.adapter.audit_log)?,
     };
-    let running = spawn_auth(args.addr, Arc::new(AuthAdapter::new(Judge::new(&args.adapter, parts))))?;
-    let metrics = spawn_server(args.metrics_addr, move |req, _conn| {
+    let running = spawn_auth(args.addr, limits.gate.clone(), Arc::new(AuthAdapter::new(Judge::new(&args.adapter, parts))))?;
+    let metrics = spawn_server(args.metrics_addr, limits.gate, move |req, _conn| {
         let metrics = metrics.clone();
         async move { management_response(&req, &metrics) }
     })?;
@@ -168,21 +178,24 @@ pub struct ExtprocServer {
 
 /// `rampart extproc`.
 pub fn start_extproc(args: &ExtprocArgs) -> Result<ExtprocServer, StartError> {
+    let metrics = Arc::new(Metrics::new());
+    let limits = args.limits.build(metrics.clone());
     let parts = JudgeParts {
         mode: args.mode.mode,
         threshold: args.scorer.engine.threshold,
         scorer: build_scorer(&args.scorer)?,
-        metrics: Arc::new(Metrics::new()),
+        metrics,
         audit: open_audit(&args.adapter.audit_log)?,
+        budget: limits.budget.clone(),
     };
     let service = Arc::new(ExtprocService::new(Judge::new(&args.adapter, parts)));
-    let grpc = spawn_grpc(args.addr, service.clone())?;
-    let http = spawn_extproc_http(args.http_addr, service)?;
+    let grpc = spawn_grpc(args.addr, &limits, service.clone())?;
+    let http = spawn_extproc_http(args.http_addr, limits.gate, service)?;
     Ok(ExtprocServer { grpc, http })
 }
 
-fn spawn_auth(addr: SocketAddr, adapter: Arc<AuthAdapter>) -> Result<Running, StartError> {
-    spawn_server(addr, move |req, conn| {
+fn spawn_auth(addr: SocketAddr, gate: Arc<net::ConnGate>, adapter: Arc<AuthAdapter>) -> Result<Running, StartError> {
+    spawn_server(addr, gate, move |req, conn| {
         let adapter = adapter.clone();
         async move { adapter.handle(req, conn).await }
     })
@@ -190,8 +203,8 @@ fn spawn_auth(addr: SocketAddr, adapter: Arc<AuthAdapter>) -> Result<Running, St
 
 /// The ext_proc HTTP port; under `rampart up` also the one management listener (its metrics
 /// registry is shared by every component there).
-fn spawn_extproc_http(addr: SocketAddr, service: Arc<ExtprocService>) -> Result<Running, StartError> {
-    spawn_server(addr, move |req, _conn| {
+fn spawn_extproc_http(addr: SocketAddr, gate: Arc<net::ConnGate>, service: Arc<ExtprocService>) -> Result<Running, StartError> {
+    spawn_server(addr, gate, move |req, _conn| {
         let service = service.clone();
         async move { crate::extproc::management::handle(&service, &req) }
     })
@@ -203,7 +216,7 @@ fn spawn_extproc_http(addr: SocketAddr, service: Arc<ExtprocService>) -> Result<
 const MAX_GRPC_MESSAGE: usize = (64 << 20) + (1 << 20);
 
 /// Serves ExternalProcessor (h2c) on `addr` on a background task.
-fn spawn_grpc(addr: SocketAddr, service: Arc<ExtprocService>) -> Result<Running, StartError> {
+fn spawn_grpc(addr: SocketAddr, limits: &ProcessLimits, service: Arc<ExtprocService>) -> Result<Running, StartError> {
     let listener = net::bind(addr)?;
     let addr = listener.local_addr().map_err(|source| net::NetError::Bind { addr, source })?;
     let (tx, rx) = oneshot::channel();
@@ -215,7 +228,11 @@ fn spawn_grpc(addr: SocketAddr, service: Arc<ExtprocService>) -> Result<Running,
         }
         stream
     });
+    // Envoy is the one peer here (the gate is not applied to tonic's own accept loop); the
+    // per-connection bounds still apply.
     let server = tonic::transport::Server::builder()
+        .max_concurrent_streams(Some(limits.gate.limits.h2_max_concurrent_streams))
+        .http2_max_header_list_size(Some(u32::try_from(limits.gate.limits.max_header_bytes).unwrap_or(u32::MAX)))
         .add_service(ExternalProcessorServer::new(Processor(service)).max_decoding_message_size(MAX_GRPC_MESSAGE))
         .serve_with_incoming_shutdown(incoming, async move {
             let _ = rx.await;
@@ -237,10 +254,17 @@ fn management_response(req: &hyper::Request<hyper::body::Incoming>, metrics: &Me
     }
 }
 
+/// The proxy with its own gate and body budget built from `options.limits`.
 pub fn start_proxy_with(options: &ProxyOptions, parts: ProxyParts) -> Result<ProxyServer, StartError> {
-    let proxy = Arc::new(Proxy::new(options, parts));
+    let limits = options.limits.build(parts.metrics.clone());
+    start_proxy_limited(options, parts, limits)
+}
+
+/// The proxy admitting by `limits` (shared with other listeners under `up`).
+pub fn start_proxy_limited(options: &ProxyOptions, parts: ProxyParts, limits: ProcessLimits) -> Result<ProxyServer, StartError> {
+    let proxy = Arc::new(Proxy::new(options, parts, &limits));
     let handler_proxy = proxy.clone();
-    let running = spawn_server(options.addr, move |req, conn| handler_proxy.clone().handle(req, conn))?;
-    Ok(ProxyServer { running, proxy })
+    let running = spawn_server(options.addr, limits.gate.clone(), move |req, conn| handler_proxy.clone().handle(req, conn))?;
+    Ok(ProxyServer { running, proxy, limits })
 }
 

@@ -16,7 +16,8 @@ use crate::scorer::InProcessScorer;
 
 /// The demo upstream on its own listener.
 pub fn start_demo(addr: SocketAddr) -> Result<Running, StartError> {
-    spawn_server(addr, |req, _conn| crate::demo::handle(req))
+    // The demo upstream's only client is the proxy: its own default limits.
+    spawn_server(addr, ProcessLimits::unobserved().gate, |req, _conn| crate::demo::handle(req))
 }
 
 /// Everything `rampart up` runs, in start order.
@@ -39,7 +40,10 @@ impl Stack {
 
 pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
     let engine = Arc::new(Engine::new(args.inference.engine.engine_config())?);
-    let inference = start_inference_with(engine.clone(), args.inference.addr, args.inference.max_body_bytes)?;
+    // One metrics registry and one set of limits for every listener of the process.
+    let metrics = Arc::new(Metrics::new());
+    let limits = args.proxy.limits.build(metrics.clone());
+    let inference = start_inference_with(engine.clone(), args.inference.addr, args.inference.max_body_bytes, limits.gate.clone())?;
     let (demo, target) = match &args.proxy.target_url {
         Some(url) => (None, url.clone()),
         None => {
@@ -49,13 +53,13 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
         }
     };
     let scorer: Arc<dyn Scorer> = Arc::new(InProcessScorer::served_at(engine, format!("http://{}", inference.addr)));
-    let metrics = Arc::new(Metrics::new());
     let audit = open_audit(&args.proxy.audit_log)?;
     let threshold = args.inference.engine.threshold;
     let mode = args.proxy.mode.mode;
-    let proxy = start_proxy_with(
+    let proxy = start_proxy_limited(
         &args.proxy,
         ProxyParts { target, threshold, scorer: scorer.clone(), metrics: metrics.clone(), audit: audit.clone() },
+        limits.clone(),
     )?;
     // nginx / Envoy usually run beside Rampart: loopback is trusted for their forwarded
     // headers, plus whatever the proxy trusts.
@@ -68,12 +72,19 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
         body_limit: args.proxy.body_limit,
         policy: args.proxy.policy.clone(),
     };
-    let auth_parts =
-        JudgeParts { mode, threshold, scorer: scorer.clone(), metrics: metrics.clone(), audit: audit.clone() };
-    let auth = spawn_auth(args.auth_addr, Arc::new(AuthAdapter::new(Judge::new(&adapter_options, auth_parts))))?;
-    let extproc_parts = JudgeParts { mode, threshold, scorer, metrics, audit };
+    let budget = limits.budget.clone();
+    let auth_parts = JudgeParts {
+        mode,
+        threshold,
+        scorer: scorer.clone(),
+        metrics: metrics.clone(),
+        audit: audit.clone(),
+        budget: budget.clone(),
+    };
+    let auth = spawn_auth(args.auth_addr, limits.gate.clone(), Arc::new(AuthAdapter::new(Judge::new(&adapter_options, auth_parts))))?;
+    let extproc_parts = JudgeParts { mode, threshold, scorer, metrics, audit, budget };
     let service = Arc::new(ExtprocService::new(Judge::new(&adapter_options, extproc_parts)));
-    let extproc = spawn_grpc(args.extproc_addr, service.clone())?;
-    let management = spawn_extproc_http(args.management_addr, service)?;
+    let extproc = spawn_grpc(args.extproc_addr, &limits, service.clone())?;
+    let management = spawn_extproc_http(args.management_addr, limits.gate.clone(), service)?;
     Ok(Stack { inference, demo, proxy, auth, extproc, management })
 }
