@@ -402,3 +402,39 @@ async fn a_body_over_the_grpc_message_limit_is_not_forwarded_unscored() {
     assert_eq!(app.count(), 0, "forwarded with {:?}", app.last().headers);
     assert_block(&reply);
 }
+
+/// Envoy removes a Referer that is not a valid URI (RFC 3986: no spaces, quotes, `<`...) or
+/// has no host or has user info, before ext_proc or the application sees it: such an attack never reaches the application
+/// (invariance gaps `envoy-extproc header-referer`). A Referer that is a URI reaches both,
+/// and is scored.
+#[tokio::test]
+async fn an_invalid_referer_never_reaches_the_application_and_a_valid_one_is_scored() {
+    let s = stack("active").await;
+    for attack in ["admin' OR '1'='1'--", "<script>alert(1)</script>", "1; DROP TABLE users--"] {
+        let mut req = get("/");
+        req.headers_mut().insert("referer", attack.parse().unwrap());
+        let reply = send(s.envoy.addr, req).await;
+        assert_eq!(reply.status, 200, "{attack}");
+        let seen = s.app.last();
+        assert_eq!(seen.headers.get("referer"), None, "Envoy forwarded the Referer {attack:?}");
+        assert_clean(&seen, "active");
+    }
+    // Envoy also drops URIs with no host or with user info (`javascript:`, `file:///`, `https://a@b`).
+    for attack in ["javascript:alert(document.domain)", "file:///etc/passwd", "https://shop.example@evil.example/login"] {
+        let mut req = get("/");
+        req.headers_mut().insert("referer", attack.parse().unwrap());
+        assert_eq!(send(s.envoy.addr, req).await.status, 200, "{attack}");
+        assert_eq!(s.app.last().headers.get("referer"), None, "Envoy forwarded the Referer {attack:?}");
+    }
+    let passed = s.app.count();
+    for attack in ["https://shop.example/search?q=1%27%20UNION%20SELECT%20username,password%20FROM%20users--", "../../../../etc/passwd", "gopher://127.0.0.1:6379/_FLUSHALL"] {
+        let mut req = get("/");
+        req.headers_mut().insert("referer", attack.parse().unwrap());
+        assert_block(&send(s.envoy.addr, req).await);
+    }
+    assert_eq!(s.app.count(), passed, "a Referer Envoy keeps is scored");
+    // The same spaced value in another header is forwarded, so it is scored and blocked.
+    let mut req = get("/");
+    req.headers_mut().insert("user-agent", "admin' OR '1'='1'--".parse().unwrap());
+    assert_block(&send(s.envoy.addr, req).await);
+}
