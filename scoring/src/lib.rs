@@ -11,6 +11,7 @@ pub mod headers;
 pub mod model;
 pub mod models;
 pub mod normalize;
+pub mod overflow_lines;
 pub mod patterns;
 pub mod request;
 pub mod transport;
