@@ -148,3 +148,29 @@ fn decoding_is_reported_in_the_reason() {
     }
     assert_eq!(DETECTORS.len(), 14);
 }
+
+/// Past the field cap the query's fields and then every header share Overflow chunks. The
+/// SQLi model reads such a chunk line by line: an injection after 1,100 padding fields scores
+/// as it would alone, whatever headers the front door added (Envoy's below diluted a stacked
+/// query to 0.00005 when the chunk was scored whole).
+#[tokio::test]
+async fn sqli_after_the_field_cap_is_not_diluted_by_padding_or_headers() {
+    let engine = engine_with_models();
+    let headers: Vec<(String, String)> = [
+        ("host", "shop.example"),
+        ("x-forwarded-proto", "http"),
+        ("x-request-id", "5b0e2a5c-0d35-4c1e-9b7a-2f8f3f5c9e11"),
+        ("x-envoy-expected-rq-timeout-ms", "60000"),
+    ]
+    .iter()
+    .map(|(n, v)| (n.to_string(), v.to_string()))
+    .collect();
+    for attack in ["1%3B%20DROP%20TABLE%20users--", "1%20AND%20SLEEP(5)--%20-", "1%27%20UNION%20SELECT%20username%2C%20password%20FROM%20users--"] {
+        let alone = engine.score_all(&input(&format!("GET /search?q={attack}\n"))).await;
+        let text = format!("GET /search?{}q={attack}\n", "a&".repeat(1_100));
+        let padded = engine.score_all(&ScoreInput { request_text: &text, headers: &headers }).await;
+        assert_eq!(padded.detector, "sqli", "{attack}: {padded:?}");
+        assert!(padded.score > 0.5 && padded.score >= alone.score - 1e-4, "{attack}: alone {} padded {}", alone.score, padded.score);
+        assert!(padded.partial.is_empty(), "{:?}", padded.partial);
+    }
+}
