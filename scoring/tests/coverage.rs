@@ -1,37 +1,16 @@
 //! Coverage: every byte of the request is scored (issue 11, findings 1, 2 and 10). Padding past
 //! the field cap, headers that used to be skipped, and case-sensitive serialization magic.
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+mod common;
+
 
 use base64::Engine as _;
 use scoring::detectors::SQLI;
 use scoring::fields::{FieldKind, FieldLimits, Fields};
 use scoring::patterns::{rules::load_rules, Hits, PatternStage};
 use scoring::views::{ViewKind, Views};
+use common::{engine_with_models, patterns_only};
 use scoring::{Engine, EngineConfig, ScoreInput};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn engine_with_models() -> Engine {
-    let ort = std::env::var("ORT_DYLIB_PATH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"));
-    let engine = Engine::new(EngineConfig { models_dir: Some(root().join("models")), ort_dylib: ort, ..Default::default() })
-        .expect("engine starts");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !engine.ready() {
-        assert!(Instant::now() < deadline, "models not ready: {:?}", engine.model_status());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    engine
-}
-
-fn patterns_only() -> Engine {
-    Engine::new(EngineConfig { models_dir: None, ..Default::default() }).expect("engine starts")
-}
 
 fn headers(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
     pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()

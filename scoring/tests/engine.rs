@@ -1,33 +1,12 @@
 //! The engine end to end, in process: spec 4.2 rules 4–5 (one pass, patterns first, models
 //! skipped when a pattern already crossed the threshold) and one real attack per detector.
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+mod common;
+
 
 use scoring::detectors::{detector_id, DETECTORS, PROMPT_INJECTION, SQLI};
-use scoring::{Engine, EngineConfig, ScoreInput};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn engine_with_models() -> Engine {
-    let ort = std::env::var("ORT_DYLIB_PATH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"));
-    let engine = Engine::new(EngineConfig { models_dir: Some(root().join("models")), ort_dylib: ort, ..Default::default() })
-        .expect("engine starts");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !engine.ready() {
-        assert!(Instant::now() < deadline, "models not ready: {:?}", engine.model_status());
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    engine
-}
-
-fn patterns_only() -> Engine {
-    Engine::new(EngineConfig { models_dir: None, ..Default::default() }).expect("engine starts")
-}
+use common::{engine_with_models, patterns_only};
+use scoring::ScoreInput;
 
 fn input(text: &str) -> ScoreInput<'_> {
     ScoreInput { request_text: text, headers: &[] }

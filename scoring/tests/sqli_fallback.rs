@@ -1,6 +1,8 @@
 //! The SQLi pattern fallback (rules/sqli.fallback.toml): scores only when the SQLi model gave
 //! no opinion, so losing the model does not mean zero SQLi coverage.
 
+mod common;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -8,16 +10,9 @@ use scoring::detectors::SQLI;
 use scoring::models::ModelStatus;
 use scoring::{Engine, EngineConfig, ScoreInput};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
 /// An engine whose models failed to load (their folder does not exist).
 fn engine_without_models() -> Engine {
-    let ort = std::env::var("ORT_DYLIB_PATH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"));
-    let config = EngineConfig { models_dir: Some(PathBuf::from("/nonexistent/rampart-models")), ort_dylib: ort, ..Default::default() };
+    let config = EngineConfig { models_dir: Some(PathBuf::from("/nonexistent/rampart-models")), ort_dylib: common::ort_dylib(), ..Default::default() };
     let engine = Engine::new(config).expect("engine starts");
     let deadline = Instant::now() + Duration::from_secs(30);
     while !matches!(engine.model_status()[0].1, ModelStatus::Failed(_)) {

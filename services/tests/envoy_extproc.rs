@@ -410,7 +410,7 @@ async fn a_body_over_the_grpc_message_limit_is_not_forwarded_unscored() {
 #[tokio::test]
 async fn an_invalid_referer_never_reaches_the_application_and_a_valid_one_is_scored() {
     let s = stack("active").await;
-    for attack in ["admin' OR '1'='1'--", "<script>alert(1)</script>", "1; DROP TABLE users--"] {
+    for attack in ["admin' OR '1'='1'--", "<script>alert(1)</script>", "1; DROP TABLE users--", "%0d%0aSet-Cookie:%20session=attacker"] {
         let mut req = get("/");
         req.headers_mut().insert("referer", attack.parse().unwrap());
         let reply = send(s.envoy.addr, req).await;

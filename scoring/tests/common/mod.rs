@@ -1,0 +1,35 @@
+//! Engines the scoring integration tests share (each test file is its own crate and uses a
+//! subset, hence the allow).
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use scoring::{Engine, EngineConfig};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// ORT_DYLIB_PATH, or the library scripts/bootstrap fetches.
+pub fn ort_dylib() -> PathBuf {
+    std::env::var("ORT_DYLIB_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"))
+}
+
+/// The committed models, loaded (waits up to 60 s).
+pub fn engine_with_models() -> Engine {
+    let engine = Engine::new(EngineConfig { models_dir: Some(root().join("models")), ort_dylib: ort_dylib(), ..Default::default() })
+        .expect("engine starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !engine.ready() {
+        assert!(Instant::now() < deadline, "models not ready: {:?}", engine.model_status());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    engine
+}
+
+pub fn patterns_only() -> Engine {
+    Engine::new(EngineConfig { models_dir: None, ..Default::default() }).expect("engine starts")
+}
