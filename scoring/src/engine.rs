@@ -300,7 +300,7 @@ impl Engine {
                 PROMPT_INJECTION => prompt_text(fields.get(f).map(|field| field.value).unwrap_or("")),
                 _ => analysis.views.model_text(fields, f).to_string(),
             };
-            for piece in model_pieces(fields, f, detector, &text, window) {
+            for piece in self.model_pieces(fields, f, detector, &text, window) {
                 if texts.len() == budget {
                     budget_hit = true;
                     break 'fields;
@@ -325,6 +325,19 @@ impl Engine {
         let slug = DETECTORS[detector].slug;
         let reason = if decoded { format!("{slug}:model (decoded)") } else { format!("{slug}:model") };
         Ok(ModelScore { score: DetectorScore { score: best, reason }, budget_hit })
+    }
+
+    /// The texts a model reads for field `f`: an Overflow chunk goes to the SQLi model line by
+    /// line, only the lines its gate selects (`overflow_lines`); anything else in windows.
+    fn model_pieces<'t>(&self, fields: &Fields, f: usize, detector: DetectorId, text: &'t str, window: Window) -> Vec<&'t str> {
+        let overflow = fields.get(f).is_some_and(|field| field.kind == FieldKind::Overflow);
+        if detector == SQLI && overflow {
+            let lines = crate::overflow_lines::sqli_texts(text, |line| self.patterns.gates(SQLI, line));
+            if !lines.is_empty() {
+                return lines.into_iter().flat_map(|line| windows(line, window)).collect();
+            }
+        }
+        windows(text, window)
     }
 
     fn model_candidates(&self, analysis: &Analysis, detector: DetectorId) -> Vec<usize> {
@@ -371,19 +384,6 @@ const SQLI_WINDOW: Window = Window { size: 4096, overlap: 2048 };
 /// Prompt-injection prose in 2 KiB chunks overlapping 512 bytes: each chunk stays within the
 /// transformer's window cap, so none of it is skipped by window subsampling.
 const PROMPT_WINDOW: Window = Window { size: 2048, overlap: 512 };
-
-/// The texts a model reads for field `f`: an Overflow chunk goes to the SQLi model line by
-/// line (`overflow_lines`), anything else in windows.
-fn model_pieces<'t>(fields: &Fields, f: usize, detector: DetectorId, text: &'t str, window: Window) -> Vec<&'t str> {
-    let overflow = fields.get(f).is_some_and(|field| field.kind == FieldKind::Overflow);
-    if detector == SQLI && overflow {
-        let lines = crate::overflow_lines::sqli_texts(text);
-        if !lines.is_empty() {
-            return lines.into_iter().flat_map(|line| windows(line, window)).collect();
-        }
-    }
-    windows(text, window)
-}
 
 /// `text` cut into overlapping windows on char boundaries; a short text is one window.
 fn windows(text: &str, window: Window) -> Vec<&str> {

@@ -1,15 +1,16 @@
 //! The SQLi model's view of an Overflow chunk (fields past the field cap, joined one
 //! `name=value` per line into 4 KiB chunks, see `fields.rs`). Scored whole, a chunk of a
 //! thousand padding lines around one injection dilutes the n-gram features below the
-//! threshold (`?a&a&...&q=1' UNION SELECT ...`); each line is scored as the field it was,
-//! and lines that cannot hold an injection (`a`, `page=2`) are left out so padding costs no
-//! model budget.
+//! threshold (`?a&a&...&q=1' UNION SELECT ...`); each line is scored as the field it was.
+//! Only lines the SQLi gate selects cost a model call, as whole fields do: padding and
+//! benign lines do not spend the model budget (`model-budget:sqli`).
 
 /// The texts the SQLi model scores for one Overflow chunk, in order: each line that can hold
-/// an injection, as the value its field had (`q=1' or 1=1` → `1' or 1=1`; a bare token keeps
-/// its `=`). Empty when no line can.
-pub fn sqli_texts(chunk: &str) -> Vec<&str> {
-    chunk.lines().filter(|line| !is_inert(line)).map(field_value).collect()
+/// an injection and that `gated` accepts (the SQLi gate rules, as for a whole field), as the
+/// value its field had (`q=1' or 1=1` → `1' or 1=1`; a bare token keeps its `=`). Empty when
+/// no line qualifies.
+pub fn sqli_texts<'c>(chunk: &'c str, gated: impl Fn(&str) -> bool) -> Vec<&'c str> {
+    chunk.lines().filter(|line| !is_inert(line)).map(field_value).filter(|value| gated(value)).collect()
 }
 
 /// Letters, digits and `_ . - = [ ]` only: a name, a number, `name=word` — no quote, space,
@@ -39,13 +40,16 @@ mod tests {
     #[test]
     fn padding_lines_are_left_out_and_values_lose_their_names() {
         let chunk = format!("{}q=1' UNION SELECT username, password FROM users--\npage=2\nx-request-id=5f1c-aa", "a\n".repeat(900));
-        assert_eq!(sqli_texts(&chunk), ["1' UNION SELECT username, password FROM users--"]);
+        assert_eq!(sqli_texts(&chunk, |_| true), ["1' UNION SELECT username, password FROM users--"]);
+        let prose = format!("{}last=\"Hello\" - said Tom", "f=red running shoes\n".repeat(300));
+        assert_eq!(sqli_texts(&prose, |line| line.contains('"')), ["\"Hello\" - said Tom"], "only gated lines cost a model call");
     }
 
     #[test]
     fn bare_values_with_an_equals_sign_stay_whole() {
-        assert_eq!(sqli_texts("a=1\nadmin' OR '1'='1'--\n1; DROP TABLE users--"), ["admin' OR '1'='1'--", "1; DROP TABLE users--"]);
-        assert_eq!(sqli_texts("=1 or 1=1"), ["=1 or 1=1"]);
-        assert!(sqli_texts("a\nb=2\n").is_empty());
+        let all = |_: &str| true;
+        assert_eq!(sqli_texts("a=1\nadmin' OR '1'='1'--\n1; DROP TABLE users--", all), ["admin' OR '1'='1'--", "1; DROP TABLE users--"]);
+        assert_eq!(sqli_texts("=1 or 1=1", all), ["=1 or 1=1"]);
+        assert!(sqli_texts("a\nb=2\n", all).is_empty());
     }
 }

@@ -152,4 +152,11 @@ async fn sqli_after_the_field_cap_is_not_diluted_by_padding_or_headers() {
         assert!(padded.score > 0.5 && padded.score >= alone.score - 1e-4, "{attack}: alone {} padded {}", alone.score, padded.score);
         assert!(padded.partial.is_empty(), "{:?}", padded.partial);
     }
+    // Only the lines the SQLi gate selects cost a model call: a long benign form with one
+    // quoted value past the cap does not spend the budget (no `model-budget:sqli`).
+    let form = vec![("content-type".to_string(), "application/x-www-form-urlencoded".to_string())];
+    let body: String = (0..1_200).map(|i| format!("f{i}=red+running+shoes&")).collect();
+    let text = format!("POST /form\n{body}last=%22Hello%22+-+said+Tom");
+    let benign = engine.score_all(&ScoreInput { request_text: &text, headers: &form }).await;
+    assert!(benign.score <= 0.5 && benign.partial.is_empty(), "{benign:?}");
 }

@@ -150,6 +150,28 @@ impl PatternStage {
         self.scratch_pool.lock().unwrap_or_else(|p| p.into_inner()).push(scratch);
     }
 
+    /// Whether a gate rule of `detector` matches somewhere in `text` (one field's text, not
+    /// a view): picks the lines of an Overflow chunk worth a model call.
+    pub fn gates(&self, detector: DetectorId, text: &str) -> bool {
+        if text.is_empty() {
+            return false;
+        }
+        let Some(scratch) = self.take_scratch() else { return true };
+        let mut gated = false;
+        let rules = &self.rules;
+        let _ = self.db.scan(text.as_bytes(), &scratch, |id: u32, _from: u64, _to: u64, _flags: u32| {
+            match rules.get(id as usize) {
+                Some(rule) if rule.role == RuleRole::Gate && rule.detector == detector => {
+                    gated = true;
+                    Matching::Terminate
+                }
+                _ => Matching::Continue,
+            }
+        });
+        self.scratch_pool.lock().unwrap_or_else(|p| p.into_inner()).push(scratch);
+        gated
+    }
+
     fn take_scratch(&self) -> Option<Scratch> {
         let pooled = self.scratch_pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
         match pooled {
