@@ -209,6 +209,17 @@ fn find_bad_rule(rules: &[Rule]) -> Option<PatternError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gates_tells_one_text_apart() {
+        let stage = PatternStage::new(None).unwrap();
+        let sqli = detector_id("sqli").unwrap();
+        assert!(stage.gates(sqli, "1; DROP TABLE users--"));
+        assert!(stage.gates(sqli, "\"Hello\" - said Tom"));
+        assert!(!stage.gates(sqli, "red running shoes size 42"));
+        assert!(!stage.gates(detector_id("xss").unwrap(), "1; DROP TABLE users--"), "only that detector's gates");
+        assert!(!stage.gates(sqli, ""));
+    }
     use crate::detectors::detector_id;
     use crate::fields::{FieldKind, Fields};
     use crate::views::Views;
