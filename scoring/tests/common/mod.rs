@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use scoring::{Engine, EngineConfig};
@@ -18,8 +19,14 @@ pub fn ort_dylib() -> PathBuf {
         .unwrap_or_else(|_| root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"))
 }
 
-/// The committed models, loaded (waits up to 60 s).
-pub fn engine_with_models() -> Engine {
+/// The committed models, loaded (waits up to 60 s). One engine per test binary: building it
+/// (Hyperscan database, two models) costs seconds, and every test of a file can share it.
+pub fn engine_with_models() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(load_engine_with_models)
+}
+
+fn load_engine_with_models() -> Engine {
     let engine = Engine::new(EngineConfig { models_dir: Some(root().join("models")), ort_dylib: ort_dylib(), ..Default::default() })
         .expect("engine starts");
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -30,6 +37,8 @@ pub fn engine_with_models() -> Engine {
     engine
 }
 
-pub fn patterns_only() -> Engine {
-    Engine::new(EngineConfig { models_dir: None, ..Default::default() }).expect("engine starts")
+/// Pattern detectors only, shared by the tests of one binary like [`engine_with_models`].
+pub fn patterns_only() -> &'static Engine {
+    static ENGINE: OnceLock<Engine> = OnceLock::new();
+    ENGINE.get_or_init(|| Engine::new(EngineConfig { models_dir: None, ..Default::default() }).expect("engine starts"))
 }
