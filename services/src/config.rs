@@ -93,6 +93,12 @@ pub struct EngineArgs {
     /// is refused beyond it while everyone else keeps their share.
     #[arg(long = "model-client-queue", env = "RAMPART_MODEL_CLIENT_QUEUE", value_name = "RAMPART_MODEL_CLIENT_QUEUE", default_value = "128", value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub model_client_queue: u64,
+    /// Model windows scored per request and detector (a window: 4 KiB of a SQLi candidate,
+    /// 2 KiB of prose). Past it the rest is not model-scored and the verdict is partial
+    /// (`model-budget:<detector>`, WAF_ON_PARTIAL decides): raise it for apps that post long
+    /// documents, at a few ms of CPU per prompt-injection window.
+    #[arg(long = "model-windows", env = "RAMPART_MODEL_WINDOWS", value_name = "RAMPART_MODEL_WINDOWS", default_value = "64", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    pub model_windows: u64,
     /// Longest a text waits for batch companions, in microseconds.
     #[arg(long = "model-max-wait-us", env = "RAMPART_MODEL_MAX_WAIT_US", value_name = "RAMPART_MODEL_MAX_WAIT_US", default_value = "0")]
     pub model_max_wait_us: u64,
@@ -106,6 +112,7 @@ impl EngineArgs {
             models_dir: (!self.no_models).then(|| self.models_dir.clone()),
             ort_dylib: self.ort_dylib.clone(),
             model_threads: self.model_threads as usize,
+            max_model_fields: self.model_windows as usize,
             ..Default::default()
         };
         if self.transformer_threads > 0 {

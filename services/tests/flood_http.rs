@@ -103,17 +103,11 @@ async fn a_model_flood_from_one_client_lets_no_injection_through_and_starves_no_
     println!("injection from 127.0.0.3: {} in {attack_ms} ms; benign chat from 127.0.0.4: {} in {benign_ms} ms", attack.status, chat.status);
 
     // The bypass was the injection forwarded unscored (`X-Waf-Error: scoring-incomplete`).
-    // It must be killed (403), refused (503), or forwarded only with a whole model verdict.
+    // It must be killed by the model (403) or refused for want of a model verdict (503).
     let forwarded_injection =
-        app.seen.lock().unwrap().iter().find(|s| String::from_utf8_lossy(&s.body).contains("developer mode")).map(|s| s.headers.clone());
-    match &forwarded_injection {
-        None => assert!(matches!(attack.status, 403 | 503), "injection answered {}: {:?}", attack.status, attack.body),
-        Some(headers) => {
-            println!("injection forwarded with score {:?} (the model's own verdict)", headers.get("x-waf-score"));
-            assert!(headers.get("x-waf-error").is_none(), "the injection was forwarded unscored: {headers:?}");
-            assert!(headers.get("x-waf-score").is_some(), "{headers:?}");
-        }
-    }
+        app.seen.lock().unwrap().iter().any(|s| String::from_utf8_lossy(&s.body).contains("developer mode"));
+    assert!(!forwarded_injection, "the injection reached the upstream (answered {})", attack.status);
+    assert!(matches!(attack.status, 403 | 503), "injection answered {}: {:?}", attack.status, attack.body);
     assert_eq!(chat.status, 200, "the benign chat of another client was not forwarded: {:?}", chat.body);
     let seen = app.last();
     assert!(String::from_utf8_lossy(&seen.body).contains("vegetarian recipe"), "last forwarded request was not the benign chat");
