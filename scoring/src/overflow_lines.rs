@@ -9,7 +9,7 @@
 /// an injection and that `gated` accepts (the SQLi gate rules, as for a whole field), as the
 /// value its field had (`q=1' or 1=1` → `1' or 1=1`; a bare token keeps its `=`). Empty when
 /// no line qualifies.
-pub fn sqli_texts<'c>(chunk: &'c str, gated: impl Fn(&str) -> bool) -> Vec<&'c str> {
+pub fn sqli_texts(chunk: &str, gated: impl Fn(&str) -> bool) -> Vec<&str> {
     chunk.lines().filter(|line| !is_inert(line)).map(field_value).filter(|value| gated(value)).collect()
 }
 

@@ -307,7 +307,9 @@ async fn undecodable_bodies_reach_the_verdict_as_partial() {
     use services::scorer::{InProcessScorer, ScoreQuery, Scorer};
     let scorer = InProcessScorer::new(common::proxy::shared_engine());
     let bomb = gzip(&vec![0u8; 8 << 20]);
-    let cases: [(&str, &[(&str, &[u8])], &[u8]); 4] = [
+    // (expected slug, headers, body)
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a [u8])], &'a [u8]);
+    let cases: [Case; 4] = [
         ("content-encoding:compress", &[("content-encoding", b"compress")], b"\x1f\x9d\x90"),
         ("content-encoding:br", &[("content-encoding", b"br")], b"not brotli"),
         ("charset:utf-7", &[("content-type", b"text/plain; charset=utf-7")], b"+ADw-script+AD4-"),

@@ -35,7 +35,7 @@ fn prose(seed: u64, bytes: usize) -> String {
     while text.len() < bytes {
         state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         text.push_str(WORDS[(state >> 33) as usize % WORDS.len()]);
-        text.push(if (state >> 20) % 11 == 0 { '.' } else { ' ' });
+        text.push(if (state >> 20).is_multiple_of(11) { '.' } else { ' ' });
         if text.ends_with('.') {
             text.push(' ');
         }
