@@ -82,16 +82,7 @@ pub async fn upstream() -> Upstream {
 pub fn shared_engine() -> Arc<scoring::Engine> {
     static ENGINE: OnceLock<Arc<scoring::Engine>> = OnceLock::new();
     ENGINE
-        .get_or_init(|| {
-            let args = super::inference_args(&[]);
-            let engine = Arc::new(scoring::Engine::new(args.engine.engine_config()).expect("engine builds"));
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while !engine.ready() {
-                assert!(Instant::now() < deadline, "models did not load in 60 s: {:?}", engine.model_status());
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            engine
-        })
+        .get_or_init(|| engine_with(&[]))
         .clone()
 }
 
