@@ -1,4 +1,7 @@
-//! The detector catalog: every slug of spec section 1 and what backs it.
+//! The detector catalog: every slug of spec section 1 and what backs it, then the families the
+//! spec has no slug for (issue 12): PHP and Java code injection, server-side includes, GraphQL
+//! abuse, mail command injection, scanner fingerprints and HTTP protocol anomalies. The spec's
+//! 14 slugs keep their meaning and order; the new ones follow them.
 
 use serde::Serialize;
 
@@ -25,8 +28,13 @@ pub const PROMPT_INJECTION: DetectorId = 2;
 /// Spec 4.2 rule 2: an XSS match scores exactly this on `/score/xss` and everywhere else.
 pub const XSS_MATCH_SCORE: f32 = 0.95;
 
-/// Spec section 1 order. sqli and prompt-injection are model-backed; the rest are patterns.
-pub const DETECTORS: [DetectorInfo; 14] = [
+/// How many detectors the spec names (section 1); the rest of [`DETECTORS`] are Rampart's own.
+pub const SPEC_DETECTORS: usize = 14;
+
+/// Spec section 1 order, then Rampart's own. sqli and prompt-injection are model-backed; the
+/// rest are patterns and code detectors (the `syntax` crate), reported as `regex` because the
+/// spec's `/health` knows only `model` and `regex`.
+pub const DETECTORS: [DetectorInfo; 21] = [
     DetectorInfo { slug: "sqli", backing: Backing::Model },
     DetectorInfo { slug: "xss", backing: Backing::Regex },
     DetectorInfo { slug: "prompt-injection", backing: Backing::Model },
@@ -41,6 +49,13 @@ pub const DETECTORS: [DetectorInfo; 14] = [
     DetectorInfo { slug: "deserialization", backing: Backing::Regex },
     DetectorInfo { slug: "open-redirect", backing: Backing::Regex },
     DetectorInfo { slug: "crlf", backing: Backing::Regex },
+    DetectorInfo { slug: "php-injection", backing: Backing::Regex },
+    DetectorInfo { slug: "java-injection", backing: Backing::Regex },
+    DetectorInfo { slug: "ssi", backing: Backing::Regex },
+    DetectorInfo { slug: "graphql", backing: Backing::Regex },
+    DetectorInfo { slug: "mail-injection", backing: Backing::Regex },
+    DetectorInfo { slug: "scanner", backing: Backing::Regex },
+    DetectorInfo { slug: "protocol", backing: Backing::Regex },
 ];
 
 pub fn detector_id(slug: &str) -> Option<DetectorId> {

@@ -234,6 +234,7 @@ mod tests {
             views: ViewScope::All,
             role: RuleRole::Detect,
             case_sensitive: false,
+            level: 1,
             reason: format!("{slug}:{id}"),
         }
     }

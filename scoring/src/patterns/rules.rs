@@ -23,6 +23,13 @@ const BUILTIN: &[(&str, &str)] = &[
     ("deserialization.toml", include_str!("../../rules/deserialization.toml")),
     ("open-redirect.toml", include_str!("../../rules/open-redirect.toml")),
     ("crlf.toml", include_str!("../../rules/crlf.toml")),
+    ("php-injection.toml", include_str!("../../rules/php-injection.toml")),
+    ("java-injection.toml", include_str!("../../rules/java-injection.toml")),
+    ("ssi.toml", include_str!("../../rules/ssi.toml")),
+    ("graphql.toml", include_str!("../../rules/graphql.toml")),
+    ("mail-injection.toml", include_str!("../../rules/mail-injection.toml")),
+    ("scanner.toml", include_str!("../../rules/scanner.toml")),
+    ("protocol.toml", include_str!("../../rules/protocol.toml")),
     ("sqli.gate.toml", include_str!("../../rules/sqli.gate.toml")),
     ("sqli.fallback.toml", include_str!("../../rules/sqli.fallback.toml")),
 ];
@@ -55,7 +62,18 @@ struct RuleSpec {
     /// `gASV` hits one random base64 blob in a few.
     #[serde(default)]
     case_sensitive: bool,
+    /// Lowest sensitivity level (WAF_SENSITIVITY, 1..=4) at which the rule scores: 1 runs
+    /// always; higher levels trade false positives for recall, like CRS paranoia levels.
+    #[serde(default = "default_level")]
+    level: u8,
 }
+
+fn default_level() -> u8 {
+    1
+}
+
+/// Sensitivity levels a rule may name.
+pub const LEVELS: std::ops::RangeInclusive<u8> = 1..=4;
 
 fn default_score() -> f32 {
     0.9
@@ -91,6 +109,8 @@ pub struct Rule {
     pub role: RuleRole,
     /// Compiled without CASELESS.
     pub case_sensitive: bool,
+    /// Lowest sensitivity level at which a match counts.
+    pub level: u8,
     /// `"<slug>:<id>"`, built once so scoring never formats strings.
     pub reason: String,
 }
@@ -164,6 +184,12 @@ fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), Pa
                 detail: format!("rule `{}`: score {} is outside 0.0..=1.0", spec.id, spec.score),
             });
         }
+        if !LEVELS.contains(&spec.level) {
+            return Err(PatternError::BadFile {
+                file: name.to_string(),
+                detail: format!("rule `{}`: level {} is outside 1..=4", spec.id, spec.level),
+            });
+        }
         if out.iter().any(|r| r.detector == detector && r.id == spec.id && r.role == role) {
             return Err(PatternError::BadFile {
                 file: name.to_string(),
@@ -180,6 +206,7 @@ fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), Pa
             views: spec.views,
             role,
             case_sensitive: spec.case_sensitive,
+            level: spec.level,
         });
     }
     Ok(())

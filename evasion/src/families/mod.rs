@@ -1,0 +1,13 @@
+//! Every attack family's grammar, one file each; adding a family is one line in [`FAMILIES`].
+
+use crate::Family;
+
+static FAMILIES: &[&dyn Family] = &[];
+
+pub fn families() -> &'static [&'static dyn Family] {
+    FAMILIES
+}
+
+pub fn family(name: &str) -> Option<&'static dyn Family> {
+    FAMILIES.iter().copied().find(|f| f.name() == name)
+}

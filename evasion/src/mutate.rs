@@ -1,0 +1,116 @@
+//! Mutations shared by the families' grammars. Each returns the new text; the family records
+//! the mutation's name in [`crate::Variant::mutation`].
+
+use crate::Rng;
+
+/// Every byte as `%XX` (upper-case hex).
+pub fn percent_all(text: &str) -> String {
+    text.bytes().map(|b| format!("%{b:02X}")).collect()
+}
+
+/// Bytes outside `[A-Za-z0-9-_.~]` as `%XX`, as a client library encodes a value.
+pub fn percent_specials(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Two layers of percent-encoding of the special bytes (`<` → `%253C`).
+pub fn double_percent(text: &str) -> String {
+    percent_specials(&percent_specials(text))
+}
+
+/// Each ASCII letter upper- or lower-cased at random.
+pub fn random_case(rng: &mut Rng, text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphabetic() && rng.chance(0.5) { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() })
+        .collect()
+}
+
+/// Some characters as HTML character references: decimal or hex, zero-padded or not, with or
+/// without the closing `;` (browsers accept all of these in attribute values).
+pub fn html_entities(rng: &mut Rng, text: &str, share: f64) -> String {
+    let mut out = String::with_capacity(text.len() * 3);
+    for c in text.chars() {
+        if rng.chance(share) {
+            let pad = if rng.chance(0.3) { rng.range(1, 4) } else { 0 };
+            let semi = if rng.chance(0.8) { ";" } else { "" };
+            if rng.chance(0.5) {
+                out.push_str(&format!("&#x{:0width$x}{semi}", c as u32, width = pad + 1));
+            } else {
+                out.push_str(&format!("&#{:0width$}{semi}", c as u32, width = pad + 1));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Some ASCII characters as JavaScript escapes: `\xHH`, `\uHHHH` or `\u{H}`.
+pub fn js_escapes(rng: &mut Rng, text: &str, share: f64) -> String {
+    let mut out = String::with_capacity(text.len() * 4);
+    for c in text.chars() {
+        if c.is_ascii_alphanumeric() && rng.chance(share) {
+            match rng.below(3) {
+                0 => out.push_str(&format!("\\x{:02x}", c as u32)),
+                1 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                _ => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A whitespace run as attackers write it between tokens: space, tab, newline, or several.
+pub fn whitespace(rng: &mut Rng) -> &'static str {
+    *rng.pick(&[" ", " ", "  ", "\t", "\n", "\r\n", " \t"])
+}
+
+/// One extra transport encoding layer over the whole payload, chosen at random (or none):
+/// returns the text and the mutation name (`""` when none).
+pub fn transport_layer(rng: &mut Rng, text: &str) -> (String, &'static str) {
+    match rng.below(6) {
+        0 => (percent_specials(text), "url"),
+        1 => (double_percent(text), "double-url"),
+        2 => (percent_all(text), "url-all"),
+        _ => (text.to_string(), ""),
+    }
+}
+
+/// `base` + `name` joined the way [`crate::Variant::mutation`] lists them.
+pub fn join(names: &[&str]) -> String {
+    let kept: Vec<&str> = names.iter().copied().filter(|n| !n.is_empty()).collect();
+    if kept.is_empty() {
+        "base".to_string()
+    } else {
+        kept.join("+")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodings_round_trip_by_eye() {
+        assert_eq!(percent_specials("a b<"), "a%20b%3C");
+        assert_eq!(double_percent("<"), "%253C");
+        assert_eq!(percent_all("ab"), "%61%62");
+        assert_eq!(join(&["", "case", "url"]), "case+url");
+        assert_eq!(join(&[]), "base");
+        let mut rng = Rng::new(3);
+        let e = html_entities(&mut rng, "alert", 1.0);
+        assert!(e.starts_with("&#"), "{e}");
+        let j = js_escapes(&mut rng, "alert", 1.0);
+        assert!(j.starts_with('\\'), "{j}");
+    }
+}

@@ -1,0 +1,106 @@
+//! Code detectors: one small, linear-time tokenizer per attack family, each deciding whether a
+//! field's text is *executable syntax* of that family in a data field (a JavaScript expression
+//! that reaches a sink, a shell command after de-obfuscation, a PHP call, an OGNL expression),
+//! rather than whether it contains a listed payload.
+//!
+//! The engine (`scoring`) runs every registered [`Check`] on each field's plain text and on its
+//! decoded text. A check first rejects on [`ByteSet`] (which bytes occur at all), so a benign
+//! field costs a few bit tests per check. Reasons have the pattern rules' format:
+//! `<detector slug>:<id>`, for example `xss:js-expression`.
+
+mod bytes;
+mod registry;
+
+pub use bytes::ByteSet;
+pub use registry::checks;
+
+/// Where a field came from in the request (mirrors the engine's field kinds).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Path,
+    QueryName,
+    QueryValue,
+    /// A JSON key, form name, multipart part name or filename, XML attribute name.
+    BodyKey,
+    /// A JSON string leaf, form value, multipart part body, XML text or attribute value.
+    BodyValue,
+    /// A body that is not structured: scanned whole.
+    BodyRaw,
+    XmlDoctype,
+    /// A header value; [`Input::name`] is the lower-cased header name.
+    Header,
+    /// A cookie value; [`Input::name`] is the cookie name.
+    Cookie,
+    /// Text recovered from a base64 segment of another field.
+    Base64,
+    /// Fields past the count cap, joined one `name=value` per line.
+    Overflow,
+}
+
+/// One field's text as a check sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Input<'a> {
+    pub text: &'a str,
+    pub place: Place,
+    /// Parameter, key, header (lower-case) or cookie name; may be empty.
+    pub name: &'a str,
+    /// The request's method as sent (`GET`, `POST`, ...).
+    pub method: &'a str,
+    /// The bytes that occur in `text`.
+    pub bytes: ByteSet,
+    /// `text` is the decoded view of the field (percent, entities, escapes undone; comments
+    /// removed and whitespace collapsed), not the value as the application received it.
+    pub decoded: bool,
+    /// The sensitivity level in force (1..=4): a check reports only findings of a level at or
+    /// below it.
+    pub sensitivity: u8,
+}
+
+impl<'a> Input<'a> {
+    /// An input for `text` with the byte set computed; the other fields take neutral values
+    /// (a query value of a GET at sensitivity 1) and can be set by the caller.
+    pub fn new(text: &'a str) -> Self {
+        Input {
+            text,
+            place: Place::QueryValue,
+            name: "",
+            method: "GET",
+            bytes: ByteSet::of(text),
+            decoded: false,
+            sensitivity: 1,
+        }
+    }
+}
+
+/// What a check found.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Finding {
+    /// `<detector slug>:<id>`, static so scoring never formats strings.
+    pub reason: &'static str,
+    /// 0.0..=1.0, compared with the kill threshold like a pattern rule's score.
+    pub score: f32,
+    /// Lowest sensitivity level at which this finding counts (1 = default).
+    pub level: u8,
+}
+
+impl Finding {
+    /// The detector slug: the reason up to its first `:`.
+    pub fn detector(&self) -> &'static str {
+        self.reason.split(':').next().unwrap_or(self.reason)
+    }
+}
+
+/// One family's code detector. Implementations must be linear in the input's length (no
+/// backtracking, bounded look-back) and must never panic on any input.
+pub trait Check: Send + Sync {
+    /// The detector slug this check scores for.
+    fn detector(&self) -> &'static str;
+    /// The strongest finding of a level at or below `input.sensitivity`, if any.
+    fn inspect(&self, input: &Input<'_>) -> Option<Finding>;
+}
+
+/// Runs every registered check on one input; the best finding per detector slug is what the
+/// engine keeps, so this returns them all.
+pub fn inspect_all<'c>(input: &'c Input<'c>) -> impl Iterator<Item = Finding> + 'c {
+    checks().iter().filter_map(move |c| c.inspect(input)).filter(move |f| f.level <= input.sensitivity)
+}
