@@ -12,7 +12,7 @@ use crate::detectors::{detector_id, Backing, DetectorId, DETECTORS, PROMPT_INJEC
 use crate::fields::{FieldKind, FieldLimits, Fields};
 use crate::model::{BatchConfig, ModelError};
 use crate::models::{ModelSet, ModelStatus};
-use crate::patterns::{Hits, PatternError, PatternStage};
+use crate::patterns::{HitSource, Hits, PatternError, PatternStage};
 use crate::request::{parse_request, ParsedRequest, ScoreInput};
 use crate::verdict::{Breakdown, DetectorScore, ScoreAll};
 use crate::views::{ViewKind, Views};
@@ -49,6 +49,8 @@ pub struct EngineConfig {
     /// How long a request's model work may take when the caller names no deadline
     /// (WAF_SCORING_DEADLINE_MS); past it the work is dropped and the verdict lacks the model.
     pub scoring_deadline: Duration,
+    /// WAF_SENSITIVITY, 1..=4: rules and code findings of a higher level do not count.
+    pub sensitivity: u8,
 }
 
 impl Default for EngineConfig {
@@ -65,6 +67,7 @@ impl Default for EngineConfig {
             max_model_fields: 64,
             min_prompt_words: 5,
             scoring_deadline: Duration::from_millis(2000),
+            sensitivity: 1,
         }
     }
 }
@@ -130,13 +133,23 @@ impl Engine {
         detector_id(slug).ok_or_else(|| EngineError::UnknownDetector(slug.to_string()))
     }
 
-    /// Parse, normalise and scan: the synchronous part of every score.
+    pub fn sensitivity(&self) -> u8 {
+        self.config.sensitivity
+    }
+
+    /// Parse, normalise, scan and run the code detectors: the synchronous part of every score.
     pub fn analyze(&self, input: &ScoreInput<'_>) -> Analysis {
+        self.analyze_at(input, self.config.sensitivity)
+    }
+
+    /// [`Engine::analyze`] at another sensitivity level (the eval prints every level).
+    pub fn analyze_at(&self, input: &ScoreInput<'_>, sensitivity: u8) -> Analysis {
         let request = parse_request(input, self.config.limits.clone());
         let views = Views::build(&request.fields);
-        let mut hits = Hits::default();
+        let mut hits = Hits::at_level(sensitivity);
         self.patterns.scan(&views.plain, ViewKind::Plain, &mut hits);
         self.patterns.scan(&views.decoded, ViewKind::Decoded, &mut hits);
+        crate::code_stage::inspect_fields(&request.fields, &views, &request.method, &mut hits);
         Analysis { request, views, hits }
     }
 
@@ -146,8 +159,11 @@ impl Engine {
             None => (0.0, String::new()),
             Some(hit) => {
                 let score = if detector == XSS { XSS_MATCH_SCORE } else { hit.score };
-                let rule = &self.patterns.rules()[hit.rule];
-                let reason = if hit.decoded { format!("{} (decoded)", rule.reason) } else { rule.reason.clone() };
+                let reason = match hit.source {
+                    HitSource::Rule(idx) => self.patterns.rules()[idx].reason.as_str(),
+                    HitSource::Code(reason) => reason,
+                };
+                let reason = if hit.decoded { format!("{reason} (decoded)") } else { reason.to_string() };
                 (score, reason)
             }
         }
@@ -220,9 +236,15 @@ impl Engine {
         Ok(DetectorScore { score: scored.score, reason })
     }
 
-    /// Pattern detectors only: what the request costs when no model runs (benches, eval).
+    /// Pattern and code detectors only: what the request costs when no model runs (benches,
+    /// eval).
     pub fn score_patterns(&self, input: &ScoreInput<'_>) -> ScoreAll {
-        let analysis = self.analyze(input);
+        self.score_patterns_at(input, self.config.sensitivity)
+    }
+
+    /// [`Engine::score_patterns`] at another sensitivity level.
+    pub fn score_patterns_at(&self, input: &ScoreInput<'_>, sensitivity: u8) -> ScoreAll {
+        let analysis = self.analyze_at(input, sensitivity);
         let (breakdown, reasons) = self.pattern_breakdown(&analysis);
         let mut verdict = self.verdict(breakdown, reasons, true, None);
         verdict.partial = analysis_partial(&analysis);
@@ -232,7 +254,8 @@ impl Engine {
     /// A model-backed detector's pattern fallback: `<slug>:fallback:<rule>`; None without a hit.
     pub fn fallback_score(&self, analysis: &Analysis, detector: DetectorId) -> Option<(f32, String)> {
         let hit = analysis.hits.fallback[detector]?;
-        let rule = &self.patterns.rules()[hit.rule];
+        let HitSource::Rule(idx) = hit.source else { return None };
+        let rule = &self.patterns.rules()[idx];
         let decoded = if hit.decoded { " (decoded)" } else { "" };
         Some((hit.score, format!("{}:fallback:{}{decoded}", DETECTORS[detector].slug, rule.id)))
     }

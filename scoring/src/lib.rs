@@ -1,6 +1,7 @@
 //! Rampart's scoring engine: request model, normaliser, pattern stage and model stage.
 
 pub mod body;
+pub mod code_stage;
 pub mod context;
 pub mod detectors;
 pub mod engine;

@@ -81,6 +81,9 @@ pub struct Views {
     pub decode_rounds_hit: bool,
     /// Some field had base64 candidates left when the per-field segment bounds stopped.
     pub base64_budget_hit: bool,
+    /// Text decoded from base64 segments, with the index of the field it came from: the code
+    /// detectors read it as well as the pattern scan.
+    pub base64_texts: Vec<(usize, String)>,
 }
 
 impl Views {
@@ -97,6 +100,7 @@ impl Views {
         self.decoded_fields.clear();
         self.decode_rounds_hit = false;
         self.base64_budget_hit = false;
+        self.base64_texts.clear();
         self.plain.text.reserve(fields.text_len() + fields.len());
         self.plain.starts.reserve(fields.len());
         self.plain.field_of_segment.reserve(fields.len());
@@ -124,8 +128,9 @@ impl Views {
             }
             base64.clear();
             self.base64_budget_hit |= normalize::base64_segments(field.value, &mut base64);
-            for text in &base64 {
-                self.decoded.push(idx, text);
+            for text in base64.drain(..) {
+                self.decoded.push(idx, &text);
+                self.base64_texts.push((idx, text));
             }
         }
     }

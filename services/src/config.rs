@@ -53,12 +53,24 @@ fn parse_threshold(s: &str) -> Result<f32, String> {
     Ok(v)
 }
 
+fn parse_sensitivity(s: &str) -> Result<u8, String> {
+    match s.trim().parse::<u8>() {
+        Ok(v @ 1..=4) => Ok(v),
+        _ => Err(format!("`{s}` is not a level; WAF_SENSITIVITY accepts 1, 2, 3 or 4")),
+    }
+}
+
 /// Settings of the scoring engine, shared by every command that scores in process.
 #[derive(Clone, Debug, Args)]
 pub struct EngineArgs {
     /// Kill threshold: a request scoring strictly above it is an attack (see docs/RATIONALE.md).
     #[arg(long = "threshold", env = "WAF_THRESHOLD", value_name = "WAF_THRESHOLD", default_value = "0.5", value_parser = parse_threshold)]
     pub threshold: f32,
+    /// Sensitivity level, 1 to 4 (like CRS paranoia levels): rules and code detectors tagged
+    /// above it do not count. 1 keeps false positives on real traffic near zero; each level
+    /// up catches more obfuscated or ambiguous attacks at more false positives (docs/rules.md).
+    #[arg(long = "sensitivity", env = "WAF_SENSITIVITY", value_name = "WAF_SENSITIVITY", default_value = "1", value_parser = parse_sensitivity)]
+    pub sensitivity: u8,
     /// Folder with `sqli/` and `prompt-injection/` model folders.
     #[arg(long = "models-dir", env = "RAMPART_MODELS_DIR", value_name = "RAMPART_MODELS_DIR", default_value = "models")]
     pub models_dir: PathBuf,
@@ -113,6 +125,7 @@ impl EngineArgs {
             ort_dylib: self.ort_dylib.clone(),
             model_threads: self.model_threads as usize,
             max_model_fields: self.model_windows as usize,
+            sensitivity: self.sensitivity,
             ..Default::default()
         };
         if self.transformer_threads > 0 {
@@ -412,6 +425,8 @@ mod tests {
         assert!(err.to_string().contains("WAF_MAX_CONNECTIONS"), "{err}");
         let err = Cli::try_parse_from(["rampart", "auth", "--on-body-budget", "drop"]).unwrap_err();
         assert!(err.to_string().contains("WAF_ON_BODY_BUDGET") && err.to_string().contains("score-partial"), "{err}");
+        let err = Cli::try_parse_from(["rampart", "inference", "--sensitivity", "5"]).unwrap_err();
+        assert!(err.to_string().contains("WAF_SENSITIVITY"), "{err}");
         let err = Cli::try_parse_from(["rampart", "extproc", "--max-header-bytes", "100"]).unwrap_err();
         assert!(err.to_string().contains("WAF_MAX_HEADER_BYTES"), "{err}");
     }

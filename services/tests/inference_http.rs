@@ -7,9 +7,11 @@ use common::{get, request, score, shared_base, start_ready};
 use hyper::Method;
 use serde_json::Value;
 
-const SLUGS: [&str; 14] = [
+const SLUGS: [&str; 21] = [
     "sqli", "xss", "prompt-injection", "nosqli", "command-injection", "ssti", "path-traversal",
     "ldap-injection", "xpath-injection", "ssrf", "xxe", "deserialization", "open-redirect", "crlf",
+    // Rampart's own families (issue 12), after the spec's 14.
+    "php-injection", "java-injection", "ssi", "graphql", "mail-injection", "scanner", "protocol",
 ];
 
 fn assert_score_shape(v: &Value) {
@@ -33,7 +35,7 @@ async fn health_reports_models_and_every_detector() {
         assert!(std::path::Path::new(path).is_file(), "{key} = {path} is not a file");
     }
     let detectors = health["detectors"].as_object().unwrap();
-    assert_eq!(detectors.len(), 14);
+    assert_eq!(detectors.len(), SLUGS.len());
     for slug in SLUGS {
         let want = if slug == "sqli" || slug == "prompt-injection" { "model" } else { "regex" };
         assert_eq!(detectors[slug], want, "{slug}");
@@ -63,7 +65,7 @@ async fn score_all_has_the_spec_shape_and_the_winner() {
     assert_eq!(v["detector"], "xss");
     assert_eq!(v["score"].as_f64().unwrap(), 0.95);
     let breakdown = v["breakdown"].as_object().unwrap();
-    assert_eq!(breakdown.len(), 14);
+    assert_eq!(breakdown.len(), SLUGS.len());
     for slug in SLUGS {
         assert!(breakdown[slug].is_number(), "breakdown lacks {slug}");
     }

@@ -27,10 +27,19 @@ pub enum PatternError {
     Hyperscan(String),
 }
 
+/// What produced a hit: a pattern rule, or a code detector of the `syntax` crate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum HitSource {
+    /// Index into [`PatternStage::rules`].
+    Rule(usize),
+    /// A code detector's reason (`<slug>:<id>`).
+    Code(&'static str),
+}
+
 /// The best match of one detector in one request.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hit {
-    pub rule: usize,
+    pub source: HitSource,
     pub score: f32,
     /// The rule matched only after deep decoding.
     pub decoded: bool,
@@ -46,16 +55,43 @@ pub struct Hits {
     pub gated: Vec<(DetectorId, usize)>,
     /// Best fallback hit per model-backed detector: its score when the model is missing.
     pub fallback: [Option<Hit>; DETECTORS.len()],
+    /// The sensitivity level in force: rules of a higher level are ignored.
+    pub sensitivity: u8,
 }
 
 impl Default for Hits {
     fn default() -> Self {
-        Hits { best: [None; DETECTORS.len()], gated: Vec::new(), fallback: [None; DETECTORS.len()] }
+        Hits::at_level(1)
     }
 }
 
 impl Hits {
+    /// No hits yet; rules and findings above `sensitivity` will not count.
+    pub fn at_level(sensitivity: u8) -> Self {
+        Hits { best: [None; DETECTORS.len()], gated: Vec::new(), fallback: [None; DETECTORS.len()], sensitivity }
+    }
+
+    /// A code detector's finding in `field` (its level already checked by the caller).
+    pub fn record_code(&mut self, detector: DetectorId, reason: &'static str, score: f32, decoded: bool, field: usize) {
+        let hit = Hit { source: HitSource::Code(reason), score, decoded, field };
+        Self::keep_better(&mut self.best[detector], hit);
+    }
+
+    fn keep_better(slot: &mut Option<Hit>, hit: Hit) {
+        let better = match slot {
+            None => true,
+            // Prefer the higher score; on a tie prefer a match that needed no decoding.
+            Some(old) => hit.score > old.score || (hit.score == old.score && old.decoded && !hit.decoded),
+        };
+        if better {
+            *slot = Some(hit);
+        }
+    }
+
     fn record(&mut self, rule_idx: usize, rule: &Rule, kind: ViewKind, field: usize) {
+        if rule.level > self.sensitivity {
+            return;
+        }
         match rule.role {
             RuleRole::Gate => {
                 if !self.gated.contains(&(rule.detector, field)) {
@@ -63,19 +99,12 @@ impl Hits {
                 }
             }
             RuleRole::Detect | RuleRole::Fallback => {
-                let hit = Hit { rule: rule_idx, score: rule.score, decoded: kind == ViewKind::Decoded, field };
+                let hit = Hit { source: HitSource::Rule(rule_idx), score: rule.score, decoded: kind == ViewKind::Decoded, field };
                 let slot = match rule.role {
                     RuleRole::Fallback => &mut self.fallback[rule.detector],
                     _ => &mut self.best[rule.detector],
                 };
-                let better = match slot {
-                    None => true,
-                    // Prefer the higher score; on a tie prefer a match that needed no decoding.
-                    Some(old) => hit.score > old.score || (hit.score == old.score && old.decoded && !hit.decoded),
-                };
-                if better {
-                    *slot = Some(hit);
-                }
+                Self::keep_better(slot, hit);
             }
         }
     }
