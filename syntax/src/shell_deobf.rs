@@ -77,6 +77,38 @@ impl Out {
 /// `echo ... | rev` / `| base64 -d` pipes over the result.
 pub fn deobfuscate(input: &[u8]) -> Deobf {
     let mut out = Out { text: Vec::with_capacity(input.len()), marks: Vec::with_capacity(input.len()), pending: false };
+    pass(input, &mut out);
+    let Out { text, marks, .. } = out;
+    let (text, marks) = resolve_globs(text, marks);
+    pipes(text, marks)
+}
+
+/// One `%XX` layer undone where it yields ASCII (a double-encoded payload reaches the
+/// application with `%0A`, `%20` still in it); `None` when there is none.
+pub fn percent_layer(text: &[u8]) -> Option<Vec<u8>> {
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(text.len());
+    let mut changed = false;
+    let mut i = 0;
+    while i < text.len() {
+        if text[i] == b'%' && i + 2 < text.len() {
+            if let (Some(h), Some(l)) = (hex(text[i + 1]), text.get(i + 2).and_then(|&c| hex(c))) {
+                if h < 8 {
+                    out.push(h * 16 + l);
+                    changed = true;
+                    i += 3;
+                    continue;
+                }
+            }
+        }
+        out.push(text[i]);
+        i += 1;
+    }
+    changed.then_some(out)
+}
+
+/// Quotes, backslashes, `$` expansions, brace lists and `$(echo ..)` of `input`, appended.
+fn pass(input: &[u8], out: &mut Out) {
     let n = input.len();
     let mut i = 0;
     while i < n {
@@ -86,7 +118,10 @@ pub fn deobfuscate(input: &[u8]) -> Deobf {
             b'\\' => {
                 match next {
                     // Line continuation disappears.
-                    b'\n' => i += 2,
+                    b'\n' => {
+                        out.mark_if_in_word(input.get(i + 2).copied().unwrap_or(b' '));
+                        i += 2;
+                    }
                     b'\r' if input.get(i + 2) == Some(&b'\n') => i += 3,
                     // Literal `\n` / `\r` as payload lists write a newline separator.
                     b'n' | b'r' if !out.last().is_ascii_alphanumeric() || !input.get(i + 2).is_some_and(|c| c.is_ascii_lowercase()) => {
@@ -111,18 +146,15 @@ pub fn deobfuscate(input: &[u8]) -> Deobf {
                 }
                 i += 1;
             }
-            b'$' => i = dollar(input, i, &mut out),
-            b'{' => i = brace_list(input, i, &mut out),
-            b'`' if input[i + 1..].starts_with(b"echo ") => i = echo_subst(input, i + 6, b'`', i, &mut out),
+            b'$' => i = dollar(input, i, out),
+            b'{' => i = brace_list(input, i, out),
+            b'`' if input[i + 1..].starts_with(b"echo ") => i = echo_subst(input, i + 6, b'`', i, out),
             _ => {
                 out.push(b);
                 i += 1;
             }
         }
     }
-    let Out { text, marks, .. } = out;
-    let (text, marks) = resolve_globs(text, marks);
-    pipes(text, marks)
 }
 
 /// `$IFS`, `${IFS}`, `${IFS%??}`, `$@`, `$*`, `$1`, `$u` glued to a word, `${PATH:0:1}`,
@@ -168,6 +200,10 @@ fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
         Some(b'{') => {
             if let Some(len) = rest.iter().take(40).position(|&c| c == b'}') {
                 let inner = &rest[1..len];
+                if inner.len() == 1 && matches!(inner[0], b'@' | b'*' | b'1'..=b'9') {
+                    out.mark_if_in_word(s.get(i + 2 + len).copied().unwrap_or(b' '));
+                    return i + 2 + len;
+                }
                 if let Some(value) = substring(inner) {
                     out.push_marked(value);
                     return i + 2 + len;
@@ -225,13 +261,17 @@ fn brace_list(s: &[u8], i: usize, out: &mut Out) -> usize {
     let rest = &s[i + 1..];
     if let Some(len) = rest.iter().take(120).position(|&c| c == b'}') {
         let inner = &rest[..len];
-        let plain = !inner.iter().any(|&c| matches!(c, b' ' | b'\t' | b'\n' | b'"' | b'\'' | b':' | b'{' | b'=' | b';'));
-        if plain && inner.contains(&b',') && inner.first().is_some_and(|&c| c.is_ascii_lowercase() || c == b'/') {
+        let newline_ok = inner.iter().enumerate().all(|(k, &c)| c != b'\n' || k > 0 && inner[k - 1] == b'\\');
+        let plain = newline_ok && !inner.iter().any(|&c| matches!(c, b' ' | b'\t' | b':' | b'{' | b'=' | b';'));
+        if plain && inner.contains(&b',') && inner.first().is_some_and(|&c| c.is_ascii_lowercase() || c == b'/' || c == b'\'' || c == b'"') {
             for (k, part) in inner.split(|&c| c == b',').enumerate() {
                 if k > 0 {
                     out.push_marked(b" ");
                 }
-                out.push_marked(part);
+                // Each item is a shell word of its own (quotes, `$@`, backslashes inside).
+                let mut item = Out { text: Vec::new(), marks: Vec::new(), pending: false };
+                pass(part, &mut item);
+                out.push_marked(&item.text);
             }
             return i + 2 + len;
         }
@@ -326,9 +366,9 @@ fn resolve_globs(text: Vec<u8>, marks: Vec<bool>) -> (Vec<u8>, Vec<bool>) {
             let len = text[i..].iter().take_while(|&&c| is_glob_word(c)).count();
             let word = &text[i..i + len];
             if word.iter().any(|&c| matches!(c, b'?' | b'*' | b'[')) {
-                if let Some(path) = KNOWN_PATHS.iter().find(|p| glob_match(word, p.as_bytes())) {
-                    out.extend_from_slice(path.as_bytes());
+                if let Some(path) = resolve_glob(word) {
                     out_marks.extend(std::iter::repeat(true).take(path.len()));
+                    out.extend_from_slice(&path);
                     i += len;
                     continue;
                 }
@@ -339,6 +379,37 @@ fn resolve_globs(text: Vec<u8>, marks: Vec<bool>) -> (Vec<u8>, Vec<bool>) {
         i += 1;
     }
     (out, out_marks)
+}
+
+/// Directories whose binaries a glob such as `/???/??t` names.
+const BIN_DIRS: &[&str] = &["/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin"];
+
+/// The well-known file, or `<bin dir>/<known command>`, that a glob path matches.
+fn resolve_glob(word: &[u8]) -> Option<Vec<u8>> {
+    if word.iter().any(|&c| c == b'=' || c == b'&') || word.len() > 64 {
+        return None;
+    }
+    if let Some(p) = KNOWN_PATHS.iter().find(|p| glob_match(word, p.as_bytes())) {
+        return Some(p.as_bytes().to_vec());
+    }
+    let slash = word.iter().rposition(|&c| c == b'/')?;
+    let (dir, base) = (&word[..slash], &word[slash + 1..]);
+    let dir = BIN_DIRS.iter().find(|d| glob_match(dir, d.as_bytes()))?;
+    // Pattern units (a `[...]` class is one); without `*` the name must have exactly as many.
+    let (mut units, mut star, mut k) = (0, false, 0);
+    while k < base.len() {
+        match base[k] {
+            b'*' => star = true,
+            b'[' => {
+                units += 1;
+                k += base[k..].iter().position(|&c| c == b']').unwrap_or(0);
+            }
+            _ => units += 1,
+        }
+        k += 1;
+    }
+    let name = crate::shell_unix::command_names().find(|n| (if star { n.len() >= units } else { n.len() == units }) && glob_match(base, n.as_bytes()))?;
+    Some([dir.as_bytes(), b"/", name.as_bytes()].concat())
 }
 
 fn is_glob_word(c: u8) -> bool {
@@ -391,8 +462,9 @@ fn echo_pipe(s: &[u8]) -> Option<(Vec<u8>, usize)> {
     }
     for flag in [&b"base64 -d"[..], b"base64 --decode", b"base64 -D"] {
         if tail.starts_with(flag) {
+            // The decoded text is shell again: undo its own obfuscation too.
             let decoded = base64_decode(arg)?;
-            return Some((decoded, j + flag.len()));
+            return Some((deobfuscate(&decoded).text, j + flag.len()));
         }
     }
     None

@@ -13,7 +13,7 @@
 //! consoles post) counts at level 1 only with a clear attack argument (a sensitive file, a
 //! reverse shell, a download piped into a shell), otherwise at level 2.
 
-use crate::shell_deobf::deobfuscate;
+use crate::shell_deobf::{deobfuscate, percent_layer};
 use crate::{Check, Finding, Input};
 
 pub struct ShellUnix;
@@ -107,6 +107,9 @@ impl Check for ShellUnix {
         }
         // Without a separator, substitution or obfuscation byte, only a value that starts
         // with a command can matter.
+        // A double-encoded payload arrives with `%0A`, `%20` still in it.
+        let unescaped = if input.bytes.contains(b'%') { percent_layer(text) } else { None };
+        let text = unescaped.as_deref().unwrap_or(text);
         // A query value written with `+` for spaces and no real space: read `+` as a space.
         let spaced;
         let text = if input.bytes.contains(b'+') && !input.bytes.contains(b' ') {
@@ -115,8 +118,9 @@ impl Check for ShellUnix {
         } else {
             text
         };
-        let obfuscation = input.bytes.any(b"'\"\\${?*[`|");
-        if !obfuscation && !input.bytes.any(b";&\n\r") && !starts_with_command(text) {
+        let bytes = if unescaped.is_some() { crate::ByteSet::of(std::str::from_utf8(text).unwrap_or("")) } else { input.bytes };
+        let obfuscation = bytes.any(b"'\"\\${?*[`|");
+        if !obfuscation && !bytes.any(b";&\n\r") && !starts_with_command(text) {
             return None;
         }
         let candidates = if obfuscation {
@@ -158,6 +162,11 @@ fn starts_with_command(text: &[u8]) -> bool {
     let word = &t[..len];
     let base = word.rsplit(|&c| c == b'/').next().unwrap_or(word);
     lookup(base).is_some()
+}
+
+/// Every command word the tokenizer knows (glob paths are resolved against them).
+pub(crate) fn command_names() -> impl Iterator<Item = &'static str> {
+    COMMANDS.iter().map(|c| c.0)
 }
 
 fn lookup(word: &[u8]) -> Option<(Class, bool)> {
@@ -260,6 +269,7 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
         end = word_end(t, i);
     }
     let word = &t[i..end];
+    let word = trim_tail(word);
     if word.is_empty() {
         return None;
     }
@@ -282,6 +292,13 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
                 j += 1;
             }
             c if is_sep(c) => break,
+            // A comment ends the command.
+            b'#' => {
+                while j < n && !matches!(t[j], b'\n' | b'\r') {
+                    j += 1;
+                }
+                break;
+            }
             _ => {
                 let e = word_end(t, j);
                 args.push((j, e));
@@ -348,7 +365,14 @@ enum Shape {
 
 const FILE_EXTENSIONS: &[&str] = &["txt", "php", "sh", "py", "pl", "conf", "cnf", "ini", "log", "db", "htaccess", "htpasswd", "bak", "jsp", "asp", "aspx", "cgi", "xml", "json", "sql", "key", "pem"];
 
+/// A word without the quote or `#` that closes an injected value (`org#`, `passwd'`).
+fn trim_tail(w: &[u8]) -> &[u8] {
+    let keep = w.len() - w.iter().rev().take_while(|&&c| matches!(c, b'#' | b'\'' | b'"')).count();
+    &w[..keep]
+}
+
 fn shape(a: &[u8]) -> Shape {
+    let a = trim_tail(a);
     let Some(&first) = a.first() else { return Shape::Plain };
     if first == b'-' && a.get(1).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'-') {
         return Shape::Flag;

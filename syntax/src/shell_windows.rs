@@ -160,7 +160,8 @@ impl Check for ShellWindows {
         if raw.len() < 3 {
             return None;
         }
-        let (t, marks) = deobfuscate(raw);
+        let unescaped = if input.bytes.contains(b'%') { crate::shell_deobf::percent_layer(raw) } else { None };
+        let (t, marks) = deobfuscate(unescaped.as_deref().unwrap_or(raw));
         let mut best: Option<(&'static str, bool, bool, Opener)> = None;
         scan(&t, &marks, &mut |reason, strong, obf, op| {
             let rank = |x: &(&str, bool, bool, Opener)| (x.2 as u8) * 4 + (x.1 as u8) * 2 + (x.3 == Opener::Sep) as u8;
@@ -258,6 +259,10 @@ fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &
             c if is_sep(c) => break,
             _ => {
                 let e = word_end(t, j);
+                if &t[j..e] == b"rem" || t[j] == b'#' {
+                    // A comment ends the command (`rem` in cmd, `#` in PowerShell).
+                    break;
+                }
                 args.push(&t[j..e]);
                 j = e;
             }
@@ -270,11 +275,24 @@ fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &
     let url = |a: &[u8]| contains(a, b"://") || a.starts_with(b"javascript:") || a.starts_with(b"vbscript:");
     let mut hit = |reason: &'static str, strong: bool| report(reason, strong || pathed, obf, op);
     match base {
-        b"cmd" if matches!(first, b"/c" | b"/k" | b"/r") || first.starts_with(b"/c") && first.len() > 2 => {
+        b"cmd" if args.iter().take(4).any(|a| matches!(*a, b"/c" | b"/k" | b"/r")) => {
             hit("command-injection:windows-cmd", true);
             // What follows `/c` is itself a command line.
-            let after = t[end..].iter().position(|&c| c == b'/').map(|p| end + p + 2)?;
-            return Some(after.min(t.len()));
+            let mut p = end;
+            let mut seen = 0;
+            while p + 1 < t.len() {
+                if t[p] == b'/' && matches!(t[p + 1], b'c' | b'k' | b'r') && t.get(p + 2).is_none_or(|c| c.is_ascii_whitespace()) {
+                    return Some(p + 2);
+                }
+                if t[p] == b'/' {
+                    seen += 1;
+                    if seen > 4 {
+                        break;
+                    }
+                }
+                p += 1;
+            }
+            return None;
         }
         b"cmd" if op == Opener::Sep && args.is_empty() => hit("command-injection:windows-cmd", false),
         b"powershell" | b"pwsh" | b"powershell_ise" => {
