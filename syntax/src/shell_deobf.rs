@@ -86,15 +86,31 @@ pub fn deobfuscate(input: &[u8]) -> Deobf {
 /// One `%XX` layer undone where it yields ASCII (a double-encoded payload reaches the
 /// application with `%0A`, `%20` still in it); `None` when there is none.
 pub fn percent_layer(text: &[u8]) -> Option<Vec<u8>> {
+    // Up to three layers (`%25250A`).
+    let mut cur = one_percent_layer(text)?;
+    for _ in 0..2 {
+        match one_percent_layer(&cur) {
+            Some(next) => cur = next,
+            None => break,
+        }
+    }
+    Some(cur)
+}
+
+fn one_percent_layer(text: &[u8]) -> Option<Vec<u8>> {
     let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
     let mut out = Vec::with_capacity(text.len());
     let mut changed = false;
+    let cmd_vars = text.windows(2).any(|w| w == b":~");
     let mut i = 0;
     while i < text.len() {
         if text[i] == b'%' && i + 2 < text.len() {
             if let (Some(h), Some(l)) = (hex(text[i + 1]), text.get(i + 2).and_then(|&c| hex(c))) {
-                if h < 8 {
-                    out.push(h * 16 + l);
+                // Letters and digits too, unless cmd substrings are about: `%32` after
+                // `%PUBLIC:~12,1%` is cmd text.
+                let b = h * 16 + l;
+                if h < 8 && !(cmd_vars && b.is_ascii_alphanumeric()) {
+                    out.push(b);
                     changed = true;
                     i += 3;
                     continue;
@@ -124,7 +140,10 @@ fn pass(input: &[u8], out: &mut Out) {
                     }
                     b'\r' if input.get(i + 2) == Some(&b'\n') => i += 3,
                     // Literal `\n` / `\r` as payload lists write a newline separator.
-                    b'n' | b'r' if !out.last().is_ascii_alphanumeric() || !input.get(i + 2).is_some_and(|c| c.is_ascii_lowercase()) => {
+                    b'n' | b'r'
+                        if !out.last().is_ascii_alphanumeric() && out.last() != b'/'
+                            || input.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || b";|&`'\"".contains(c)) =>
+                    {
                         out.push(b'\n');
                         i += 2;
                     }
@@ -133,8 +152,11 @@ fn pass(input: &[u8], out: &mut Out) {
                         i += 2;
                     }
                     _ => {
-                        // `w\ho\am\i`: the shell drops the backslash and keeps the byte.
-                        out.mark_if_in_word(next);
+                        // `w\ho\am\i`: the shell drops the backslash and keeps the byte. Only
+                        // before a letter or digit is that disguise; `\_`, `\*` are markdown.
+                        if next.is_ascii_alphanumeric() {
+                            out.mark_if_in_word(next);
+                        }
                         i += 1;
                     }
                 }
@@ -148,7 +170,7 @@ fn pass(input: &[u8], out: &mut Out) {
             }
             b'$' => i = dollar(input, i, out),
             b'{' => i = brace_list(input, i, out),
-            b'`' if input[i + 1..].starts_with(b"echo ") => i = echo_subst(input, i + 6, b'`', i, out),
+            b'`' if input[i + 1..].starts_with(b"echo ") && (command_prefix(out) || after_close_is_word_tick(&input[i + 1..])) => i = echo_subst(input, i + 6, b'`', i, out),
             _ => {
                 out.push(b);
                 i += 1;
@@ -186,7 +208,8 @@ fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
             out.pending = true;
             return i + 1;
         }
-        Some(b'(') if rest.starts_with(b"(echo ") => return echo_subst(s, i + 7, b')', i, out),
+        // `who$(echo am)i`: only glued into a word; a free-standing `$(echo X)` is a command.
+        Some(b'(') if rest.starts_with(b"(echo ") && (command_prefix(out) || after_close_is_word(rest)) => return echo_subst(s, i + 7, b')', i, out),
         Some(b'(') if rest.starts_with(b"((") => {
             // `$((16+69))` arithmetic: a probe whose result the attacker looks for.
             if let Some(len) = rest.iter().take(40).position(|&c| c == b')') {
@@ -224,6 +247,23 @@ fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
     i + 1
 }
 
+/// The word being built ends in the first letters of a known command (`who` of `whoami`), so
+/// an `$(echo ..)` glued to it completes a command word rather than decorating data.
+fn command_prefix(out: &Out) -> bool {
+    let len = out.text.iter().rev().take(16).take_while(|&&c| c.is_ascii_alphanumeric() || c == b'/').count();
+    let part = &out.text[out.text.len() - len..];
+    let part = part.rsplit(|&c| c == b'/').next().unwrap_or(part);
+    !part.is_empty() && crate::shell_unix::command_names().any(|n| n.len() > part.len() && n.as_bytes().starts_with(part))
+}
+
+fn after_close_is_word_tick(rest: &[u8]) -> bool {
+    rest.iter().take(80).position(|&c| c == b'`').and_then(|p| rest.get(p + 1)).is_some_and(|&c| is_word(c) && c != b'/')
+}
+
+fn after_close_is_word(rest: &[u8]) -> bool {
+    rest.iter().take(80).position(|&c| c == b')').and_then(|p| rest.get(p + 1)).is_some_and(|&c| is_word(c) && c != b'/')
+}
+
 /// `VAR:a:b` / `VAR:a` of a known variable → its substring.
 fn substring(inner: &[u8]) -> Option<&'static [u8]> {
     let mut parts = inner.split(|&c| c == b':');
@@ -259,10 +299,21 @@ fn echo_subst(s: &[u8], start: usize, close: u8, at: usize, out: &mut Out) -> us
 /// colons (so a JSON object is never one).
 fn brace_list(s: &[u8], i: usize, out: &mut Out) -> usize {
     let rest = &s[i + 1..];
-    if let Some(len) = rest.iter().take(120).position(|&c| c == b'}') {
+    if let Some(len) = closing_brace(rest) {
         let inner = &rest[..len];
         let newline_ok = inner.iter().enumerate().all(|(k, &c)| c != b'\n' || k > 0 && inner[k - 1] == b'\\');
-        let plain = newline_ok && !inner.iter().any(|&c| matches!(c, b' ' | b'\t' | b':' | b'{' | b'=' | b';'));
+        let json_key = inner.windows(2).any(|w| matches!(w, b"\":" | b"':"));
+        // No blank outside a `$(...)` inside the list.
+        let mut depth = 0usize;
+        let blank_outside = inner.iter().any(|&c| {
+            match c {
+                b'(' => depth += 1,
+                b')' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            depth == 0 && matches!(c, b' ' | b'\t' | b'=' | b';')
+        });
+        let plain = newline_ok && !json_key && !blank_outside;
         if plain && inner.contains(&b',') && inner.first().is_some_and(|&c| c.is_ascii_lowercase() || c == b'/' || c == b'\'' || c == b'"') {
             for (k, part) in inner.split(|&c| c == b',').enumerate() {
                 if k > 0 {
@@ -278,6 +329,21 @@ fn brace_list(s: &[u8], i: usize, out: &mut Out) -> usize {
     }
     out.push(b'{');
     i + 1
+}
+
+/// Index of the `}` closing a brace list, skipping `${...}` inside it.
+fn closing_brace(rest: &[u8]) -> Option<usize> {
+    let mut depth = 0;
+    for (k, &c) in rest.iter().enumerate().take(120) {
+        match c {
+            b'{' if k > 0 && rest[k - 1] == b'$' => depth += 1,
+            b'{' => return None,
+            b'}' if depth > 0 => depth -= 1,
+            b'}' => return Some(k),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Glob match of `pat` (`?`, `*`, `[a-z]`, `[!x]`) against `name`, by dynamic programming over

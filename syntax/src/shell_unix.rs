@@ -102,23 +102,33 @@ impl Check for ShellUnix {
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
         let text = input.text.as_bytes();
-        if text.len() < 2 || !text.iter().any(|b| b.is_ascii_lowercase()) {
+        if text.len() < 2 {
             return None;
         }
-        // Without a separator, substitution or obfuscation byte, only a value that starts
-        // with a command can matter.
         // A double-encoded payload arrives with `%0A`, `%20` still in it.
         let unescaped = if input.bytes.contains(b'%') { percent_layer(text) } else { None };
         let text = unescaped.as_deref().unwrap_or(text);
+        // Unix commands are lower-case.
+        if !text.iter().any(|b| b.is_ascii_lowercase()) {
+            return None;
+        }
         // A query value written with `+` for spaces and no real space: read `+` as a space.
         let spaced;
-        let text = if input.bytes.contains(b'+') && !input.bytes.contains(b' ') {
-            spaced = text.iter().map(|&c| if c == b'+' { b' ' } else { c }).collect::<Vec<u8>>();
+        let text = if text.contains(&b'+') && !text.contains(&b' ') {
+            // ... except between digits (`$((20+58))`).
+            spaced = (0..text.len())
+                .map(|k| {
+                    let digits = k > 0 && text[k - 1].is_ascii_digit() && text.get(k + 1).is_some_and(|c| c.is_ascii_digit());
+                    if text[k] == b'+' && !digits { b' ' } else { text[k] }
+                })
+                .collect::<Vec<u8>>();
             &spaced[..]
         } else {
             text
         };
         let bytes = if unescaped.is_some() { crate::ByteSet::of(std::str::from_utf8(text).unwrap_or("")) } else { input.bytes };
+        // Without a separator, substitution or obfuscation byte, only a value that starts
+        // with a command can matter.
         let obfuscation = bytes.any(b"'\"\\${?*[`|");
         if !obfuscation && !bytes.any(b";&\n\r") && !starts_with_command(text) {
             return None;
@@ -129,7 +139,7 @@ impl Check for ShellUnix {
         } else {
             scan(text, &[])
         };
-        let long = candidates.iter().any(|_| true) && is_long_or_prose(text);
+        let long = !candidates.is_empty() && (is_long_or_prose(text) || starts_script(text));
         let mut best: Option<Finding> = None;
         for c in candidates {
             let (reason, level) = grade(&c, long);
@@ -389,6 +399,12 @@ fn shape(a: &[u8]) -> Shape {
     if a.iter().all(|c| c.is_ascii_digit()) {
         return Shape::Number;
     }
+    // `host/path` without a scheme, as wget and curl take it.
+    if let Some(slash) = a.iter().position(|&c| c == b'/') {
+        if slash > 0 && matches!(shape(&a[..slash]), Shape::Host) {
+            return Shape::Url;
+        }
+    }
     if a.iter().all(|&c| c.is_ascii_digit() || c == b'.' || c == b':') && a.iter().filter(|&&c| c == b'.').count() == 3 {
         return Shape::Host;
     }
@@ -412,30 +428,40 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     needle.len() <= hay.len() && hay.windows(needle.len()).any(|w| w == needle)
 }
 
+/// Words of running English that command lines do not use.
+const FUNCTION_WORDS: &[&str] = &[
+    "the", "a", "an", "to", "of", "and", "is", "it", "you", "that", "this", "with", "on", "how", "what",
+    "i", "my", "can", "be", "are", "not", "have", "your", "me", "we", "please", "why", "when", "but", "or",
+    "so", "if", "as", "at", "from", "will", "would", "should", "does", "there", "which", "about", "like",
+];
+
 /// A field that is mostly prose, a markdown code block, or long multi-line source: a command
 /// in it is more likely pasted text than an injection, so its findings move to level 2.
 pub fn is_long_or_prose(text: &[u8]) -> bool {
-    if contains(text, b"```") || text.len() > 300 {
+    if contains(text, b"```") {
         return true;
     }
     let lines = text.iter().filter(|&&c| c == b'\n').count();
     if lines >= 3 && text.len() > 120 {
         return true;
     }
-    // A value that opens with a script construct is a pasted script, not a value broken out of.
-    let start = text.trim_ascii_start();
-    if [&b"#!"[..], b"while ", b"for ", b"if [", b"until ", b"case ", b"function ", b"do "].iter().any(|k| start.starts_with(k)) {
-        return true;
-    }
-    let (mut words, mut prose) = (0usize, 0usize);
+    let (mut tokens, mut function) = (0usize, 0usize);
     for w in text.split(|c| c.is_ascii_whitespace()).filter(|w| !w.is_empty()) {
-        words += 1;
+        tokens += 1;
         let core = w.strip_suffix(b",").or_else(|| w.strip_suffix(b".")).or_else(|| w.strip_suffix(b"?")).unwrap_or(w);
-        if core.len() >= 2 && core.iter().all(|c| c.is_ascii_alphabetic() || *c == b'\'') {
-            prose += 1;
+        if core.len() <= 6 && FUNCTION_WORDS.iter().any(|f| core.eq_ignore_ascii_case(f.as_bytes())) {
+            function += 1;
         }
     }
-    prose >= 12 || prose >= 6 && text.len() > 150 || prose >= 8 && prose * 2 >= words
+    // Long source with many tokens (a script whose newlines the decoded view collapsed), or
+    // running English: function words that command lines do not use.
+    text.len() > 300 && tokens >= 30 || function >= 4 || function >= 2 && tokens >= 10
+}
+
+/// A value that opens with a script construct is a pasted script, not a value broken out of.
+fn starts_script(text: &[u8]) -> bool {
+    let start = text.trim_ascii_start();
+    [&b"#!"[..], b"while ", b"for ", b"if [", b"until ", b"case ", b"function ", b"do "].iter().any(|k| start.starts_with(k))
 }
 
 #[cfg(test)]

@@ -311,7 +311,7 @@ fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &
                 || [&b".exe"[..], b".ps1", b".bat", b".dll", b".hta", b".vbs"].iter().any(|e| first.ends_with(e))
                 || winpath(first);
             if shaped {
-                hit("command-injection:windows-powershell", false);
+                hit("command-injection:windows-powershell", true);
             }
         }
         b"for" if args.iter().any(|a| matches!(*a, b"/f" | b"/l" | b"/r" | b"/d")) || first.starts_with(b"%") => {
@@ -337,16 +337,20 @@ fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &
         b"cscript" | b"wscript" if args.iter().any(|a| [&b".vbs"[..], b".js", b".wsf", b".vbe", b".jse"].iter().any(|e| a.ends_with(e)) || a.starts_with(b"//e:")) => hit("command-injection:windows-lolbin", true),
         b"start" if switch(first) || first.ends_with(b".exe") || url(first) || winpath(first) => hit("command-injection:windows-cmd", false),
         b"dir" | b"type" | b"copy" | b"del" | b"move" | b"attrib" | b"icacls" | b"cacls" | b"takeown" if args.iter().any(|a| winpath(a) || switch(a) && base != b"type") || base == b"type" && args.iter().any(|a| a.ends_with(b".ini") || a.ends_with(b".txt") || a.ends_with(b".config")) => {
-            hit("command-injection:windows-cmd", args.iter().any(|a| contains(a, b"windows") || contains(a, b"system32") || contains(a, b"boot.ini") || contains(a, b"win.ini")));
+            hit("command-injection:windows-cmd", args.iter().any(|a| winpath(a)));
         }
-        b"ping" if args.iter().any(|a| matches!(*a, b"-n" | b"/n" | b"-t" | b"-l")) => hit("command-injection:windows-cmd", false),
+        b"ping" if args.iter().any(|a| matches!(*a, b"-n" | b"/n" | b"-t" | b"-l")) => hit("command-injection:windows-cmd", true),
+        // `net user` / `net view` alone, or with a switch (`/add`, `/domain`); `net user guide`
+        // reads as words.
+        b"net" | b"net1" if !(args.len() == 1 || args.iter().any(|a| switch(a))) => {}
         b"echo" if op == Opener::Sep && first.first() == Some(&b'%') => hit("command-injection:windows-cmd", false),
         _ => {
             if let Some((_, words)) = SWITCHED.iter().find(|(c, _)| c.as_bytes() == base) {
                 let ok = args.iter().any(|a| words.iter().any(|w| a.starts_with(w.as_bytes())) || a.starts_with(b"hk"));
                 if ok {
                     let lolbin = matches!(base, b"certutil" | b"bitsadmin" | b"regsvr32" | b"wmic" | b"vssadmin");
-                    hit(if lolbin { "command-injection:windows-lolbin" } else { "command-injection:windows-cmd" }, lolbin || contains(&t[i..j], b"/add") || base == b"netsh");
+                    // Each of these needs its own switch or verb, which prose does not supply.
+                    hit(if lolbin { "command-injection:windows-lolbin" } else { "command-injection:windows-cmd" }, true);
                     return None;
                 }
             }

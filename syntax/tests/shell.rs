@@ -34,9 +34,9 @@ fn family_recall(name: &str, n: usize) -> f64 {
     let mut caught = 0;
     let mut missed = Vec::new();
     for v in &variants {
-        // The application receives one percent layer undone.
-        let plain = percent_decode(&v.payload, false);
-        let hit = detect(&plain, Place::QueryValue, "q", 1).is_some();
+        // The harness percent-encodes the payload into the request, so the application
+        // receives it as generated (transport layers included).
+        let hit = detect(&v.payload, Place::QueryValue, "q", 1).is_some();
         for m in v.mutation.split('+') {
             let e = per.entry(m.to_string()).or_default();
             e.0 += hit as usize;

@@ -248,7 +248,14 @@ impl Family for ShellUnix {
         } else if !cmd.args.is_empty() && rng.chance(0.25) {
             let ifs = one(rng, &["${IFS}", "$IFS$9", "${IFS%??}", "$IFS"]);
             names.push("ifs");
-            std::iter::once(word.clone()).chain(cmd.args.iter().cloned()).collect::<Vec<_>>().join(ifs)
+            // Bare `$IFS` only before a byte that cannot continue a variable name.
+            let mut line = word.clone();
+            for a in &cmd.args {
+                let glued = a.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_');
+                line.push_str(if ifs == "$IFS" && glued { "${IFS}" } else { ifs });
+                line.push_str(a);
+            }
+            line
         } else {
             std::iter::once(word.clone()).chain(cmd.args.iter().cloned()).collect::<Vec<_>>().join(one(rng, &[" ", " ", "  ", "\t"]))
         };
