@@ -165,7 +165,7 @@ fn pool_recall() {
             }
             let text = row.str("text").unwrap_or("");
             total += 1;
-            if detect(&percent_decode(text, false), Place::QueryValue, "q", 1).is_some() {
+            if detect(text, Place::QueryValue, "q", 1).is_some() {
                 hit += 1;
             } else {
                 missed.push_str(&format!("{src}\t{text}\n"));
