@@ -431,9 +431,11 @@ fn resolve_globs(text: Vec<u8>, marks: Vec<bool>) -> (Vec<u8>, Vec<bool>) {
         if start_of_word {
             let len = text[i..].iter().take_while(|&&c| is_glob_word(c)).count();
             let word = &text[i..i + len];
-            if word.iter().any(|&c| matches!(c, b'?' | b'*' | b'[')) {
+            // A `?` before `name=` is a query string, not a glob.
+            let query = text.get(i + len) == Some(&b'=');
+            if !query && word.iter().any(|&c| matches!(c, b'?' | b'*' | b'[')) {
                 if let Some(path) = resolve_glob(word) {
-                    out_marks.extend(std::iter::repeat(true).take(path.len()));
+                    out_marks.extend(std::iter::repeat_n(true, path.len()));
                     out.extend_from_slice(&path);
                     i += len;
                     continue;
@@ -455,7 +457,13 @@ fn resolve_glob(word: &[u8]) -> Option<Vec<u8>> {
     if word.iter().any(|&c| c == b'=' || c == b'&') || word.len() > 64 {
         return None;
     }
-    if let Some(p) = KNOWN_PATHS.iter().find(|p| glob_match(word, p.as_bytes())) {
+    // `?` and `*` never cross `/`, so a candidate has as many segments as the pattern.
+    let slashes = |w: &[u8]| w.iter().filter(|&&c| c == b'/').count();
+    let segments = slashes(word);
+    if !(2..=3).contains(&segments) {
+        return None;
+    }
+    if let Some(p) = KNOWN_PATHS.iter().find(|p| slashes(p.as_bytes()) == segments && glob_match(word, p.as_bytes())) {
         return Some(p.as_bytes().to_vec());
     }
     let slash = word.iter().rposition(|&c| c == b'/')?;
@@ -494,7 +502,7 @@ fn pipes(text: Vec<u8>, marks: Vec<bool>) -> Deobf {
     while i < text.len() {
         if text[i..].starts_with(b"echo ") && (i == 0 || !is_word(text[i - 1])) {
             if let Some((replacement, len)) = echo_pipe(&text[i + 5..]) {
-                out_marks.extend(std::iter::repeat(true).take(replacement.len()));
+                out_marks.extend(std::iter::repeat_n(true, replacement.len()));
                 out.extend_from_slice(&replacement);
                 i += 5 + len;
                 continue;

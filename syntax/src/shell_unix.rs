@@ -346,8 +346,9 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
     };
     let first_arg_end = args.first().map_or(end, |a| a.1);
     let obfuscated = marks.get(i..first_arg_end.min(marks.len())).is_some_and(|m| m.iter().any(|&x| x));
-    // A disguised command word needs no argument shape: nobody writes `c'a't` by accident.
-    if !(shaped || obfuscated && args.len() <= 3 && !(class == Class::Recon && in_paren)) {
+    // A disguised `echo` or absolute binary path needs no argument shape (`echo$IFS$9XYZ//`,
+    // `/bin$u/bash$u <ip>` are probes); other commands keep theirs, so a brace list such as `{id,name}` stays a field list.
+    if !(shaped || obfuscated && (class == Class::Echo || absolute) && args.len() <= 3) {
         return None;
     }
     let reverse_shell = contains(&t[i..seg_end], b"/dev/tcp/")

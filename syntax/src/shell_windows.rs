@@ -98,7 +98,7 @@ fn deobfuscate(s: &[u8]) -> (Vec<u8>, Vec<bool>) {
                 match expanded {
                     Some((value, len)) => {
                         out.extend_from_slice(&value);
-                        marks.extend(std::iter::repeat(true).take(value.len()));
+                        marks.extend(std::iter::repeat_n(true, value.len()));
                         i += len + 2;
                     }
                     None => {
@@ -160,6 +160,11 @@ impl Check for ShellWindows {
         if raw.len() < 3 {
             return None;
         }
+        // Without a separator, escape or variable byte only a value that starts with a
+        // command word can hold one.
+        if !input.bytes.any(b"&|;\n\r%^(\"'`") && !starts_with_command(raw) {
+            return None;
+        }
         let unescaped = if input.bytes.contains(b'%') { crate::shell_deobf::percent_layer(raw) } else { None };
         let (t, marks) = deobfuscate(unescaped.as_deref().unwrap_or(raw));
         let mut best: Option<(&'static str, bool, bool, Opener)> = None;
@@ -179,6 +184,21 @@ impl Check for ShellWindows {
         };
         (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
     }
+}
+
+/// Words that can open a Windows command line.
+const STARTERS: &[&str] = &[
+    "cmd", "cmd.exe", "powershell", "powershell.exe", "pwsh", "certutil", "certutil.exe", "bitsadmin", "regsvr32", "rundll32",
+    "rundll32.exe", "mshta", "mshta.exe", "wmic", "cscript", "wscript", "schtasks", "reg", "net", "net1", "netsh", "sc",
+    "taskkill", "tasklist", "timeout", "ipconfig", "whoami", "systeminfo", "for", "if", "start", "dir", "type", "ping",
+    "iex", "iwr", "irm", "iwmi", "invoke-expression", "invoke-webrequest", "invoke-restmethod", "invoke-wmimethod",
+    "start-process", "saps", "new-object", "invoke-command", "icm", "vssadmin", "getmac", "hostname", "ver", "c:\\windows\\system32\\cmd.exe",
+];
+
+fn starts_with_command(raw: &[u8]) -> bool {
+    let t = raw.trim_ascii_start();
+    let len = t.iter().take(40).take_while(|&&c| !c.is_ascii_whitespace()).count();
+    STARTERS.iter().any(|s| s.as_bytes().eq_ignore_ascii_case(&t[..len])) || t[..len].to_ascii_lowercase().ends_with(b"\\cmd.exe")
 }
 
 fn is_sep(b: u8) -> bool {

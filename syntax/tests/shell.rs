@@ -251,3 +251,23 @@ fn benign_fp_scan() {
         println!("{file}: {n} requests, {} hit: {hits:?}", hits.values().sum::<usize>());
     }
 }
+
+/// Neither check panics on arbitrary text (shell-heavy bytes, multi-byte characters, cut
+/// escapes).
+#[test]
+fn never_panics() {
+    let alphabet: Vec<char> = "ab/$'\"\\`{},;|&()<>%^?*[]~#:=+-_ .\n\tIFSé€😀0123456789cmdcatidx".chars().collect();
+    let mut state = 0x1234_5678_9abc_def0u64;
+    for _ in 0..20_000 {
+        let mut s = String::new();
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let len = (state >> 58) as usize + 1;
+        for _ in 0..len * 2 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            s.push(alphabet[(state >> 33) as usize % alphabet.len()]);
+        }
+        let mut input = Input::new(&s);
+        input.sensitivity = 4;
+        let _ = inspect_all(&input).count();
+    }
+}
