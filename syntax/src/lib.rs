@@ -10,6 +10,9 @@
 
 mod bytes;
 mod registry;
+mod shell_deobf;
+pub mod shell_unix;
+pub mod shell_windows;
 
 pub use bytes::ByteSet;
 pub use registry::checks;

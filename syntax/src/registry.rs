@@ -2,7 +2,7 @@
 
 use crate::Check;
 
-static CHECKS: &[&dyn Check] = &[];
+static CHECKS: &[&dyn Check] = &[&crate::shell_unix::SHELL_UNIX, &crate::shell_windows::SHELL_WINDOWS];
 
 pub fn checks() -> &'static [&'static dyn Check] {
     CHECKS

@@ -2,7 +2,10 @@
 
 use crate::Family;
 
-static FAMILIES: &[&dyn Family] = &[];
+mod shell_unix;
+mod shell_windows;
+
+static FAMILIES: &[&dyn Family] = &[&shell_unix::ShellUnix, &shell_windows::ShellWindows];
 
 pub fn families() -> &'static [&'static dyn Family] {
     FAMILIES

