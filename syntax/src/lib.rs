@@ -9,6 +9,9 @@
 //! `<detector slug>:<id>`, for example `xss:js-expression`.
 
 mod bytes;
+mod graphql;
+mod mail;
+mod protocol;
 mod registry;
 
 pub use bytes::ByteSet;

@@ -2,7 +2,11 @@
 
 use crate::Check;
 
-static CHECKS: &[&dyn Check] = &[];
+static CHECKS: &[&dyn Check] = &[
+    &crate::graphql::GraphqlCheck,
+    &crate::mail::MailCheck,
+    &crate::protocol::ProtocolCheck,
+];
 
 pub fn checks() -> &'static [&'static dyn Check] {
     CHECKS

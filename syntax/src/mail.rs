@@ -1,0 +1,260 @@
+//! Mail command and header injection (IMAP, SMTP, mail forms): a line break smuggled into a
+//! field, followed by a protocol command (`RCPT TO:<x>`, `a1 FETCH 1:* (BODY[])`) or a mail
+//! header (`Bcc: victim@example.com`). The application pastes the field into a protocol
+//! conversation or a message head, and the break starts a line the attacker wrote.
+//!
+//! The decoded view collapses CR/LF to spaces, so the break is only visible in the plain view:
+//! real CR/LF, or the encodings that survive one decoding layer as text (`%0d%0a`, a literal
+//! `\r\n`, `&#13;&#10;`). Each break is followed by a bounded look at one line, so the scan is
+//! linear.
+//!
+//! Multi-line text is normal in a textarea and in chat messages (an email draft pasted into an
+//! LLM app has `To:` and `Subject:` lines): a finding in a field that reads as prose (several
+//! long lines) or a long document counts at level 2; a compact field (a name or address with a
+//! smuggled line) counts at level 1.
+
+use crate::{Check, Finding, Input};
+
+pub struct MailCheck;
+
+/// Longest field judged compact enough for a level-1 finding.
+const COMPACT_LEN: usize = 1024;
+/// Lines in a compact field.
+const COMPACT_LINES: usize = 24;
+/// A line with this many words reads as prose.
+const PROSE_WORDS: usize = 8;
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    /// A bare SMTP verb (`DATA`, `QUIT`): ordinary words, so alone they are weak.
+    WeakVerb,
+    Header,
+    Imap,
+    Smtp,
+}
+
+impl Check for MailCheck {
+    fn detector(&self) -> &'static str {
+        "mail-injection"
+    }
+
+    fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
+        if !input.bytes.any(b"\r\n%\\&") || input.text.len() < 4 {
+            return None;
+        }
+        let b = input.text.as_bytes();
+        let mut best: Option<Kind> = None;
+        let mut weak = 0;
+        let mut i = 0;
+        while i < b.len() {
+            let Some(len) = break_at(b, i) else {
+                i += 1;
+                continue;
+            };
+            // Skip the whole run of breaks and blanks: the line starts after it.
+            let mut j = i + len;
+            loop {
+                if let Some(l) = break_at(b, j) {
+                    j += l;
+                } else if j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+                    j += 1;
+                } else {
+                    break;
+                }
+            }
+            // A break at the very start has no field value before it: still an injection
+            // when the line is a command (the application prepends its own text).
+            if let Some(kind) = line_kind(b, j) {
+                if kind == Kind::WeakVerb {
+                    weak += 1;
+                }
+                best = best.max(Some(kind));
+            }
+            i = j.max(i + 1);
+        }
+        let kind = match best? {
+            Kind::WeakVerb if weak < 2 => return None,
+            k => k,
+        };
+        let reason = match kind {
+            Kind::Smtp | Kind::WeakVerb => "mail-injection:smtp-command",
+            Kind::Imap => "mail-injection:imap-command",
+            Kind::Header => "mail-injection:header-injection",
+        };
+        let level = if is_compact(b) { 1 } else { 2 };
+        (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
+    }
+}
+
+/// Length of the line-break token at `i`: CR, LF, `%0d` / `%0a`, a literal `\r` / `\n`, or
+/// `&#13;` / `&#10;` / `&#xd;` / `&#xa;`.
+fn break_at(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b'\r' | b'\n' => Some(1),
+        b'%' => {
+            let hex = b.get(i + 1..i + 3)?;
+            (hex[0] == b'0' && matches!(hex[1] | 0x20, b'a' | b'd')).then_some(3)
+        }
+        b'\\' => matches!(b.get(i + 1), Some(b'r' | b'n')).then_some(2),
+        b'&' => {
+            let rest = b.get(i + 1..(i + 8).min(b.len()))?;
+            let rest_lower: Vec<u8> = rest.iter().map(u8::to_ascii_lowercase).collect();
+            for form in [&b"#13;"[..], b"#10;", b"#xd;", b"#xa;", b"#x0d;", b"#x0a;", b"#013;", b"#010;"] {
+                if rest_lower.starts_with(form) {
+                    return Some(1 + form.len());
+                }
+            }
+            None
+        }
+        _ => None,
+    }
+}
+
+/// The line from `at` up to the next break (bounded to 200 bytes).
+fn line(b: &[u8], at: usize) -> &[u8] {
+    let mut end = at;
+    while end < b.len() && end - at < 200 && break_at(b, end).is_none() {
+        end += 1;
+    }
+    b.get(at..end).unwrap_or(&[])
+}
+
+fn words(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(|&c| c == b' ' || c == b'\t').filter(|w| !w.is_empty())
+}
+
+fn is_host(w: &[u8]) -> bool {
+    !w.is_empty() && w.iter().all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'[' | b']' | b':' | b'_'))
+}
+
+fn is_seq_set(w: &[u8]) -> bool {
+    !w.is_empty() && w.iter().all(|&c| c.is_ascii_digit() || matches!(c, b'*' | b':' | b','))
+}
+
+/// What the line starting at `at` is, if it is a mail command or header.
+fn line_kind(b: &[u8], at: usize) -> Option<Kind> {
+    let line = line(b, at);
+    let upper: Vec<u8> = line.iter().map(u8::to_ascii_uppercase).collect();
+    let w: Vec<&[u8]> = words(&upper).take(5).collect();
+    let first = *w.first()?;
+    let rest_of = |prefix: &[u8]| upper.strip_prefix(prefix).map(|r| r.trim_ascii_start());
+    // SMTP envelope: `MAIL FROM:<a@b>`, `RCPT TO: <a@b>`.
+    for verb in [&b"MAIL FROM:"[..], b"RCPT TO:", b"MAIL FROM :", b"RCPT TO :"] {
+        if let Some(rest) = rest_of(verb) {
+            if rest.first().is_some_and(|&c| c == b'<' || c.is_ascii_alphanumeric()) {
+                return Some(Kind::Smtp);
+            }
+        }
+    }
+    match (first, w.len()) {
+        (b"HELO" | b"EHLO" | b"LHLO", 2) if is_host(w[1]) => return Some(Kind::Smtp),
+        (b"VRFY" | b"EXPN", 2) => return Some(Kind::Smtp),
+        (b"AUTH", 2 | 3) if matches!(w[1], b"LOGIN" | b"PLAIN" | b"CRAM-MD5" | b"XOAUTH2" | b"DIGEST-MD5") => {
+            return Some(Kind::Smtp)
+        }
+        (b"DATA" | b"QUIT" | b"RSET" | b"NOOP" | b"STARTTLS" | b"TURN", 1) => return Some(Kind::WeakVerb),
+        _ => {}
+    }
+    if let Some(kind) = imap_command(&w) {
+        return Some(kind);
+    }
+    header_line(&upper)
+}
+
+/// `tag COMMAND args`: the tag is a short alphanumeric word with a digit (`a1`, `A001`).
+fn imap_command(w: &[&[u8]]) -> Option<Kind> {
+    let (&tag, rest) = w.split_first()?;
+    if tag.is_empty() || tag.len() > 10 || !tag.iter().all(u8::is_ascii_alphanumeric) || !tag.iter().any(u8::is_ascii_digit) {
+        return None;
+    }
+    let (&cmd, args) = rest.split_first()?;
+    let ok = match cmd {
+        b"LOGIN" => args.len() == 2,
+        b"AUTHENTICATE" => args.len() == 1,
+        b"FETCH" | b"STORE" | b"COPY" | b"MOVE" => args.first().is_some_and(|a| is_seq_set(a)) && args.len() >= 2,
+        b"UID" => args.first().is_some_and(|a| matches!(*a, b"FETCH" | b"STORE" | b"COPY" | b"MOVE" | b"SEARCH" | b"EXPUNGE")),
+        b"SEARCH" => args.first().is_some_and(|a| matches!(*a, b"ALL" | b"UNSEEN" | b"SEEN" | b"FROM" | b"TO" | b"SUBJECT" | b"BODY" | b"TEXT" | b"SINCE" | b"CHARSET")),
+        b"SELECT" | b"EXAMINE" | b"CREATE" | b"DELETE" | b"SUBSCRIBE" | b"UNSUBSCRIBE" => args.len() == 1,
+        b"RENAME" | b"LIST" | b"LSUB" => args.len() == 2,
+        b"STATUS" | b"APPEND" => args.len() >= 2 && args[1].first() == Some(&b'('),
+        b"CAPABILITY" | b"LOGOUT" | b"NOOP" | b"EXPUNGE" | b"CLOSE" | b"STARTTLS" | b"IDLE" | b"CHECK" | b"NAMESPACE" => args.is_empty(),
+        _ => false,
+    };
+    ok.then_some(Kind::Imap)
+}
+
+/// A mail header with a value of its kind: an address for the address headers.
+fn header_line(upper: &[u8]) -> Option<Kind> {
+    let colon = upper.iter().position(|&c| c == b':')?;
+    let name = upper[..colon].trim_ascii_end();
+    let value = upper[colon + 1..].trim_ascii();
+    let ok = match name {
+        b"BCC" | b"CC" | b"TO" | b"FROM" | b"REPLY-TO" | b"SENDER" | b"RETURN-PATH" | b"RESENT-TO" | b"RESENT-BCC" => {
+            value.contains(&b'@')
+        }
+        b"SUBJECT" => !value.is_empty(),
+        b"CONTENT-TYPE" => value.starts_with(b"TEXT/") || value.starts_with(b"MULTIPART/"),
+        b"MIME-VERSION" => value.first().is_some_and(u8::is_ascii_digit),
+        b"X-MAILER" | b"CONTENT-TRANSFER-ENCODING" => !value.is_empty(),
+        _ => false,
+    };
+    ok.then_some(Kind::Header)
+}
+
+/// Whether the field is a compact value (an address or a name with smuggled lines) rather
+/// than prose or a long document.
+fn is_compact(b: &[u8]) -> bool {
+    if b.len() > COMPACT_LEN {
+        return false;
+    }
+    let mut lines = 0;
+    let mut prose = 0;
+    let mut at = 0;
+    while at <= b.len() {
+        let l = line(b, at);
+        if words(l).count() >= PROSE_WORDS {
+            prose += 1;
+        }
+        lines += 1;
+        at += l.len().max(1);
+        match break_at(b, at) {
+            Some(len) => at += len,
+            None if at >= b.len() => break,
+            None => {}
+        }
+    }
+    lines <= COMPACT_LINES && prose <= 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reason(text: &str) -> Option<&'static str> {
+        MailCheck.inspect(&Input::new(text)).map(|f| f.reason)
+    }
+
+    #[test]
+    fn injections() {
+        assert_eq!(reason("bob@example.com\r\nRCPT TO:<victim@example.org>"), Some("mail-injection:smtp-command"));
+        assert_eq!(reason("bob%0d%0aMAIL FROM: attacker@evil.test"), Some("mail-injection:smtp-command"));
+        assert_eq!(reason("x\\r\\na1 FETCH 1:* (BODY[])"), Some("mail-injection:imap-command"));
+        assert_eq!(reason("INBOX\r\nA002 LOGIN admin secret"), Some("mail-injection:imap-command"));
+        assert_eq!(reason("alice@example.com\nBcc: victim@example.org"), Some("mail-injection:header-injection"));
+        assert_eq!(reason("Hi&#13;&#10;Subject: win"), Some("mail-injection:header-injection"));
+        assert_eq!(reason("x\r\nDATA\r\nhello\r\n.\r\nQUIT"), Some("mail-injection:smtp-command"));
+    }
+
+    #[test]
+    fn benign() {
+        assert_eq!(reason("Line one\nData shows growth\nQuit smoking now"), None);
+        assert_eq!(reason("100%0 done"), None);
+        assert_eq!(reason("Thanks!\nQuit"), None);
+        assert_eq!(reason("printf(\"to: %s\\n\", name);"), None);
+        let draft = "Please improve this email for me, it is for my manager and needs to be polite\nTo: bob@example.com\nSubject: Leave request\n\nDear Bob, I would like to ask for two days off next week if possible.";
+        let mut input = Input::new(draft);
+        assert_eq!(MailCheck.inspect(&input), None);
+        input.sensitivity = 2;
+        assert_eq!(MailCheck.inspect(&input).map(|f| f.level), Some(2));
+    }
+}
