@@ -2,7 +2,19 @@
 
 use crate::Family;
 
-static FAMILIES: &[&dyn Family] = &[];
+mod graphql;
+mod mail;
+mod protocol;
+mod scanner;
+mod ssi;
+
+static FAMILIES: &[&dyn Family] = &[
+    &ssi::Ssi,
+    &graphql::Graphql,
+    &mail::Mail,
+    &scanner::Scanner,
+    &protocol::Protocol,
+];
 
 pub fn families() -> &'static [&'static dyn Family] {
     FAMILIES
