@@ -187,9 +187,16 @@ fn scan(b: &[u8]) -> Option<Facts> {
                     sdl = false;
                     facts.operations += 1;
                 }
+                // Anything else may only follow a definition's keyword.
+                _ if top_tokens == 0 || matches!(prev[0], Some(Tok::Punct(b'}'))) => return None,
                 _ => {}
             }
             top_tokens += 1;
+        }
+        // Values and list brackets only occur in arguments and variable definitions (or in
+        // SDL descriptions and types): in a selection set they mean JSON, not GraphQL.
+        if !sdl && parens == 0 && depth > 0 && matches!(tok, Tok::Value | Tok::Punct(b'[' | b']')) {
+            return None;
         }
         match tok {
             Tok::Punct(b'{') => {

@@ -13,6 +13,8 @@
 //! long lines) or a long document counts at level 2; a compact field (a name or address with a
 //! smuggled line) counts at level 1.
 
+use std::borrow::Cow;
+
 use crate::{Check, Finding, Input};
 
 pub struct MailCheck;
@@ -42,7 +44,8 @@ impl Check for MailCheck {
         if !input.bytes.any(b"\r\n%\\&") || input.text.len() < 4 {
             return None;
         }
-        let b = input.text.as_bytes();
+        let normalized = normalize(input.text.as_bytes());
+        let b: &[u8] = &normalized;
         let mut best: Option<Kind> = None;
         let mut weak = 0;
         let mut i = 0;
@@ -86,28 +89,100 @@ impl Check for MailCheck {
     }
 }
 
-/// Length of the line-break token at `i`: CR, LF, `%0d` / `%0a`, a literal `\r` / `\n`, or
-/// `&#13;` / `&#10;` / `&#xd;` / `&#xa;`.
+/// Length of the line break at `i` (CR or LF) in the normalized text.
 fn break_at(b: &[u8], i: usize) -> Option<usize> {
-    match *b.get(i)? {
-        b'\r' | b'\n' => Some(1),
-        b'%' => {
-            let hex = b.get(i + 1..i + 3)?;
-            (hex[0] == b'0' && matches!(hex[1] | 0x20, b'a' | b'd')).then_some(3)
+    matches!(b.get(i), Some(b'\r' | b'\n')).then_some(1)
+}
+
+/// The text with the encodings that hide a line break (and the command after it) undone:
+/// up to three percent layers, numeric character references, and literal `\r` / `\n`
+/// escapes. Each pass is linear and the passes are bounded. Borrowed when nothing is encoded.
+fn normalize(text: &[u8]) -> Cow<'_, [u8]> {
+    let mut out: Cow<[u8]> = Cow::Borrowed(text);
+    for _ in 0..3 {
+        if !out.contains(&b'%') {
+            break;
         }
-        b'\\' => matches!(b.get(i + 1), Some(b'r' | b'n')).then_some(2),
-        b'&' => {
-            let rest = b.get(i + 1..(i + 8).min(b.len()))?;
-            let rest_lower: Vec<u8> = rest.iter().map(u8::to_ascii_lowercase).collect();
-            for form in [&b"#13;"[..], b"#10;", b"#xd;", b"#xa;", b"#x0d;", b"#x0a;", b"#013;", b"#010;"] {
-                if rest_lower.starts_with(form) {
-                    return Some(1 + form.len());
+        let decoded = percent_decode(&out);
+        if decoded.len() == out.len() {
+            break;
+        }
+        out = Cow::Owned(decoded);
+    }
+    if out.windows(2).any(|w| w == b"&#") {
+        out = Cow::Owned(decode_char_refs(&out));
+    }
+    if out.windows(2).any(|w| w == b"\\r" || w == b"\\n") {
+        let mut v = Vec::with_capacity(out.len());
+        let mut i = 0;
+        while i < out.len() {
+            match (out[i], out.get(i + 1)) {
+                (b'\\', Some(b'r')) => {
+                    v.push(b'\r');
+                    i += 2;
+                }
+                (b'\\', Some(b'n')) => {
+                    v.push(b'\n');
+                    i += 2;
+                }
+                (c, _) => {
+                    v.push(c);
+                    i += 1;
                 }
             }
-            None
         }
-        _ => None,
+        out = Cow::Owned(v);
     }
+    out
+}
+
+fn hex_value(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}
+
+fn percent_decode(b: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            if let (Some(h), Some(l)) = (b.get(i + 1).and_then(|&c| hex_value(c)), b.get(i + 2).and_then(|&c| hex_value(c))) {
+                v.push(h * 16 + l);
+                i += 3;
+                continue;
+            }
+        }
+        v.push(b[i]);
+        i += 1;
+    }
+    v
+}
+
+/// `&#13;` `&#x0a;` (the `;` optional, up to 7 digits) → the ASCII byte; others kept.
+fn decode_char_refs(b: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'&' && b.get(i + 1) == Some(&b'#') {
+            let hex = matches!(b.get(i + 2), Some(b'x' | b'X'));
+            let start = i + 2 + hex as usize;
+            let mut j = start;
+            let mut code: u32 = 0;
+            while j < b.len() && j - start < 7 {
+                let d = if hex { hex_value(b[j]).map(u32::from) } else { (b[j] as char).to_digit(10) };
+                let Some(d) = d else { break };
+                code = code * if hex { 16 } else { 10 } + d;
+                j += 1;
+            }
+            if j > start && code < 0x80 {
+                v.push(code as u8);
+                i = if b.get(j) == Some(&b';') { j + 1 } else { j };
+                continue;
+            }
+        }
+        v.push(b[i]);
+        i += 1;
+    }
+    v
 }
 
 /// The line from `at` up to the next break (bounded to 200 bytes).
@@ -119,8 +194,30 @@ fn line(b: &[u8], at: usize) -> &[u8] {
     b.get(at..end).unwrap_or(&[])
 }
 
-fn words(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(|&c| c == b' ' || c == b'\t').filter(|w| !w.is_empty())
+/// Blank-separated words; a `"quoted string"` (an IMAP mailbox or password) is one word.
+fn words(line: &[u8]) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < line.len() && out.len() < 16 {
+        if line[i] == b' ' || line[i] == b'\t' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        if line[i] == b'"' {
+            i += 1;
+            while i < line.len() && line[i] != b'"' {
+                i += 1;
+            }
+            i = (i + 1).min(line.len());
+        } else {
+            while i < line.len() && line[i] != b' ' && line[i] != b'\t' {
+                i += 1;
+            }
+        }
+        out.push(&line[start..i]);
+    }
+    out
 }
 
 fn is_host(w: &[u8]) -> bool {
@@ -135,7 +232,7 @@ fn is_seq_set(w: &[u8]) -> bool {
 fn line_kind(b: &[u8], at: usize) -> Option<Kind> {
     let line = line(b, at);
     let upper: Vec<u8> = line.iter().map(u8::to_ascii_uppercase).collect();
-    let w: Vec<&[u8]> = words(&upper).take(5).collect();
+    let w = words(&upper);
     let first = *w.first()?;
     let rest_of = |prefix: &[u8]| upper.strip_prefix(prefix).map(|r| r.trim_ascii_start());
     // SMTP envelope: `MAIL FROM:<a@b>`, `RCPT TO: <a@b>`.
@@ -155,17 +252,25 @@ fn line_kind(b: &[u8], at: usize) -> Option<Kind> {
         (b"DATA" | b"QUIT" | b"RSET" | b"NOOP" | b"STARTTLS" | b"TURN", 1) => return Some(Kind::WeakVerb),
         _ => {}
     }
-    if let Some(kind) = imap_command(&w) {
+    if let Some(kind) = imap_command(&w, line) {
         return Some(kind);
     }
     header_line(&upper)
 }
 
 /// `tag COMMAND args`: the tag is a short alphanumeric word with a digit (`a1`, `A001`).
-fn imap_command(w: &[&[u8]]) -> Option<Kind> {
+/// A tag of digits only (`2 delete it` in a numbered list) counts only with the command in
+/// upper case, as clients send it.
+fn imap_command(w: &[&[u8]], original: &[u8]) -> Option<Kind> {
     let (&tag, rest) = w.split_first()?;
     if tag.is_empty() || tag.len() > 10 || !tag.iter().all(u8::is_ascii_alphanumeric) || !tag.iter().any(u8::is_ascii_digit) {
         return None;
+    }
+    if tag.iter().all(u8::is_ascii_digit) {
+        let command = words(original).get(1).copied().unwrap_or(&[]);
+        if command.iter().any(u8::is_ascii_lowercase) {
+            return None;
+        }
     }
     let (&cmd, args) = rest.split_first()?;
     let ok = match cmd {
@@ -212,7 +317,7 @@ fn is_compact(b: &[u8]) -> bool {
     let mut at = 0;
     while at <= b.len() {
         let l = line(b, at);
-        if words(l).count() >= PROSE_WORDS {
+        if words(l).len() >= PROSE_WORDS {
             prose += 1;
         }
         lines += 1;
