@@ -13,6 +13,7 @@ mod graphql;
 mod mail;
 mod protocol;
 mod registry;
+mod ssi;
 
 pub use bytes::ByteSet;
 pub use registry::checks;

@@ -97,7 +97,7 @@ fn break_at(b: &[u8], i: usize) -> Option<usize> {
 /// The text with the encodings that hide a line break (and the command after it) undone:
 /// up to three percent layers, numeric character references, and literal `\r` / `\n`
 /// escapes. Each pass is linear and the passes are bounded. Borrowed when nothing is encoded.
-fn normalize(text: &[u8]) -> Cow<'_, [u8]> {
+pub(crate) fn normalize(text: &[u8]) -> Cow<'_, [u8]> {
     let mut out: Cow<[u8]> = Cow::Borrowed(text);
     for _ in 0..3 {
         if !out.contains(&b'%') {
@@ -109,7 +109,7 @@ fn normalize(text: &[u8]) -> Cow<'_, [u8]> {
         }
         out = Cow::Owned(decoded);
     }
-    if out.windows(2).any(|w| w == b"&#") {
+    if out.contains(&b'&') {
         out = Cow::Owned(decode_char_refs(&out));
     }
     if out.windows(2).any(|w| w == b"\\r" || w == b"\\n") {
@@ -157,11 +157,22 @@ fn percent_decode(b: &[u8]) -> Vec<u8> {
     v
 }
 
-/// `&#13;` `&#x0a;` (the `;` optional, up to 7 digits) → the ASCII byte; others kept.
+/// `&#13;` `&#x0a;` (the `;` optional, up to 7 digits) → the ASCII byte, and the markup
+/// entities `&lt; &gt; &quot; &apos; &amp;`; others kept.
 fn decode_char_refs(b: &[u8]) -> Vec<u8> {
+    const NAMED: [(&[u8], u8); 5] = [(b"&lt;", b'<'), (b"&gt;", b'>'), (b"&quot;", b'"'), (b"&apos;", b'\''), (b"&amp;", b'&')];
     let mut v = Vec::with_capacity(b.len());
     let mut i = 0;
-    while i < b.len() {
+    'bytes: while i < b.len() {
+        if b[i] == b'&' {
+            for (name, byte) in NAMED {
+                if b.get(i..i + name.len()).is_some_and(|w| w.eq_ignore_ascii_case(name)) {
+                    v.push(byte);
+                    i += name.len();
+                    continue 'bytes;
+                }
+            }
+        }
         if b[i] == b'&' && b.get(i + 1) == Some(&b'#') {
             let hex = matches!(b.get(i + 2), Some(b'x' | b'X'));
             let start = i + 2 + hex as usize;

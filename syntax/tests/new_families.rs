@@ -391,8 +391,14 @@ fn detect(request: &Request, level: u8) -> Vec<(&'static str, String)> {
 // ---- recall ----
 
 fn recall(family: &str, n: usize) -> f64 {
+    recall_of(family, n, |_| true)
+}
+
+/// Recall on the variants whose mutation passes `keep`.
+fn recall_of(family: &str, n: usize, keep: impl Fn(&str) -> bool) -> f64 {
     let fam = evasion::family(family).expect("family registered");
-    let variants = evasion::sample(fam, 12, n);
+    let variants: Vec<_> = evasion::sample(fam, 12, n).into_iter().filter(|v| keep(&v.mutation)).collect();
+    let n = variants.len();
     let mut per_mutation: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut caught = 0;
     let mut misses = Vec::new();
@@ -430,6 +436,14 @@ fn graphql_recall() {
 #[test]
 fn mail_injection_recall() {
     assert!(recall("mail-injection", 1000) >= 0.95);
+}
+
+/// SSI is mostly rules (measured with `rampart eval`); the code check covers what the rules
+/// cannot see: directives still encoded in the plain view (the decoded view drops comments).
+#[test]
+fn ssi_encoded_recall() {
+    let encoded = |m: &str| !m.contains("esi") && m.split('+').any(|x| matches!(x, "url" | "double-url" | "url-all"));
+    assert!(recall_of("ssi", 2000, encoded) >= 0.95);
 }
 
 #[test]
@@ -483,7 +497,7 @@ fn hard_negatives_pass_at_level_1() {
     let mut failures = Vec::new();
     for r in &requests {
         let found = detect(r, 1);
-        let own: Vec<_> = found.iter().filter(|(reason, _)| ["graphql:", "mail-injection:", "protocol:"].iter().any(|p| reason.starts_with(p))).collect();
+        let own: Vec<_> = found.iter().filter(|(reason, _)| ["graphql:", "mail-injection:", "protocol:", "ssi:"].iter().any(|p| reason.starts_with(p))).collect();
         if !own.is_empty() {
             failures.push(format!("{} {} {:?}: {:?}", r.method, r.path, r.headers, own));
         }
@@ -574,7 +588,7 @@ fn fp_scan() {
         for row in &rows {
             let requests = benign_requests(file, row);
             for level in [1u8, 2] {
-                let hits: Vec<_> = requests.iter().flat_map(|r| detect(r, level)).filter(|(reason, _)| ["graphql:", "mail-injection:", "protocol:"].iter().any(|p| reason.starts_with(p))).collect();
+                let hits: Vec<_> = requests.iter().flat_map(|r| detect(r, level)).filter(|(reason, _)| ["graphql:", "mail-injection:", "protocol:", "ssi:"].iter().any(|p| reason.starts_with(p))).collect();
                 if let Some((reason, text)) = hits.first() {
                     by_level[level as usize] += 1;
                     if shown < 12 {
