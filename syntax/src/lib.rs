@@ -13,6 +13,7 @@ mod graphql;
 mod mail;
 mod protocol;
 mod registry;
+mod scanner;
 mod ssi;
 
 pub use bytes::ByteSet;

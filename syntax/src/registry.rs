@@ -6,6 +6,7 @@ static CHECKS: &[&dyn Check] = &[
     &crate::graphql::GraphqlCheck,
     &crate::mail::MailCheck,
     &crate::protocol::ProtocolCheck,
+    &crate::scanner::ScannerCheck,
     &crate::ssi::SsiCheck,
 ];
 
