@@ -41,7 +41,14 @@ impl Check for MailCheck {
     }
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
-        if !input.bytes.any(b"\r\n%\\&") || input.text.len() < 4 {
+        // The decoded view has every break collapsed to a space: only the plain view can
+        // show one. Then a break needs CR/LF, `%` with `0`, `&#`, or a backslash.
+        let bytes = input.bytes;
+        let may_break = bytes.any(b"\r\n\\") || bytes.all(b"%0") || bytes.all(b"%2") || bytes.all(b"%5") || bytes.all(b"&#");
+        if input.decoded || !may_break || input.text.len() < 4 {
+            return None;
+        }
+        if !bytes.any(b"\r\n") && !has_break_marker(input.text.as_bytes()) {
             return None;
         }
         let normalized = normalize(input.text.as_bytes());
@@ -87,6 +94,55 @@ impl Check for MailCheck {
         let level = if is_compact(b) { 1 } else { 2 };
         (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
     }
+}
+
+/// Whether a line break occurs in any spelling: CR/LF, `%0d`/`%0a` under any number of `%25`
+/// layers, a literal `\r`/`\n`, or `&#10;`/`&#13;`/`&#xa;`/`&#xd;`. A cheap pass over the
+/// `%`, `&` and `\` positions, so fields without a break skip the normalization.
+fn has_break_marker(b: &[u8]) -> bool {
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\r' | b'\n' => return true,
+            b'\\' if matches!(b.get(i + 1), Some(b'r' | b'n')) => return true,
+            b'%' => {
+                // `%0a` `%0d`, an encoded `&` / `\` that may start `&#13;` / `\r`, or an
+                // encoded `%` (a second layer: `%250d`, `%25%30%64`).
+                let hex = [b.get(i + 1).copied().unwrap_or(0), b.get(i + 2).map_or(0, |c| c | 0x20)];
+                if matches!(&hex, b"0a" | b"0d" | b"26" | b"5c" | b"25") {
+                    return true;
+                }
+            }
+            b'&' if b.get(i + 1) == Some(&b'#') => {
+                let rest = b.get(i + 2..(i + 6).min(b.len())).unwrap_or(&[]);
+                let lower: [u8; 4] = std::array::from_fn(|k| rest.get(k).map_or(0, u8::to_ascii_lowercase));
+                if lower.starts_with(b"10") || lower.starts_with(b"13") || lower.starts_with(b"xa") || lower.starts_with(b"xd")
+                    || lower.starts_with(b"x0a") || lower.starts_with(b"x0d") || lower.starts_with(b"010") || lower.starts_with(b"013")
+                {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// First words a mail line can start with (commands and header names), upper case.
+const LINE_STARTS: &[&[u8]] = &[
+    b"MAIL", b"RCPT", b"HELO", b"EHLO", b"LHLO", b"VRFY", b"EXPN", b"AUTH", b"DATA", b"QUIT", b"RSET", b"NOOP",
+    b"STARTTLS", b"TURN", b"BCC", b"CC", b"TO", b"FROM", b"REPLY-TO", b"SENDER", b"RETURN-PATH", b"RESENT-TO",
+    b"RESENT-BCC", b"SUBJECT", b"CONTENT-TYPE", b"MIME-VERSION", b"X-MAILER", b"CONTENT-TRANSFER-ENCODING",
+];
+
+/// Whether the line at `at` can start a command or header: an IMAP tag (a short word with a
+/// digit) or one of [`LINE_STARTS`]. Checked before any allocation.
+fn may_start_command(b: &[u8], at: usize) -> bool {
+    let rest = b.get(at..).unwrap_or(&[]);
+    let end = rest.iter().take(32).position(|&c| matches!(c, b' ' | b'\t' | b':' | b'\r' | b'\n')).unwrap_or(rest.len().min(32));
+    let word = &rest[..end];
+    (word.len() <= 10 && word.iter().any(u8::is_ascii_digit)) || LINE_STARTS.iter().any(|s| s.eq_ignore_ascii_case(word))
 }
 
 /// Length of the line break at `i` (CR or LF) in the normalized text.
@@ -241,6 +297,10 @@ fn is_seq_set(w: &[u8]) -> bool {
 
 /// What the line starting at `at` is, if it is a mail command or header.
 fn line_kind(b: &[u8], at: usize) -> Option<Kind> {
+    // Every command, tag and header name starts with a letter or digit.
+    if !b.get(at).is_some_and(u8::is_ascii_alphanumeric) || !may_start_command(b, at) {
+        return None;
+    }
     let line = line(b, at);
     let upper: Vec<u8> = line.iter().map(u8::to_ascii_uppercase).collect();
     let w = words(&upper);

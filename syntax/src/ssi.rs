@@ -29,7 +29,13 @@ impl Check for SsiCheck {
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
         // Raw directives are the rules' job; this check is for encoded ones.
-        if !input.bytes.any(b"%&") || input.text.len() < 8 {
+        // The decoded view has comments removed; only the plain view can show one.
+        let bytes = input.bytes;
+        let may_encode_lt = (bytes.all(b"%3") && bytes.any(b"cC")) || bytes.all(b"&;") || bytes.all(b"&#");
+        if input.decoded || !may_encode_lt || input.text.len() < 8 {
+            return None;
+        }
+        if !has_encoded_lt(input.text.as_bytes()) {
             return None;
         }
         let text = crate::mail::normalize(input.text.as_bytes());
@@ -48,6 +54,23 @@ impl Check for SsiCheck {
         let level = best?;
         (level <= input.sensitivity).then_some(Finding { reason: "ssi:encoded-directive", score: 0.95, level })
     }
+}
+
+/// Whether an encoded `<` occurs: `%3c` under any number of `%25` layers, `&lt;`, `&#60;` or
+/// `&#x3c;`. A pass over the `%` and `&` positions, so other fields skip the normalization.
+fn has_encoded_lt(b: &[u8]) -> bool {
+    let at = |i: usize, s: &[u8]| b.get(i..i + s.len()).is_some_and(|w| w.eq_ignore_ascii_case(s));
+    (0..b.len()).any(|i| match b[i] {
+        b'%' => {
+            let mut j = i + 1;
+            while at(j, b"25") {
+                j += 2;
+            }
+            at(j, b"3c")
+        }
+        b'&' => at(i + 1, b"lt;") || at(i + 1, b"#60") || at(i + 1, b"#x3c") || at(i + 1, b"#x003c") || at(i + 1, b"#060"),
+        _ => false,
+    })
 }
 
 fn find(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
