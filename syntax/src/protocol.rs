@@ -87,7 +87,7 @@ fn method_override(value: &str, method: &str) -> Found {
 
 /// `bytes=0-,0-,0-...`: more than [`MAX_RANGES`] ranges, or ranges that overlap.
 fn range(value: &str) -> Found {
-    let Some((_unit, specs)) = value.split_once('=') else { return None };
+    let (_unit, specs) = value.split_once('=')?;
     let mut seen: Vec<(u64, u64)> = Vec::with_capacity(8);
     let mut count = 0usize;
     let mut overlap = false;

@@ -15,7 +15,8 @@ const PATHS: &[&str] = &["/graphql", "/api/graphql", "/v1/graphql", "/graphql/co
 
 /// Separator between tokens: GraphQL treats commas and newlines as whitespace.
 fn sep(rng: &mut Rng) -> &'static str {
-    *rng.pick(&[" ", "\n", ", ", "\n  ", " ,"])
+    const SEPARATORS: &[&str] = &[" ", "\n", ", ", "\n  ", " ,"];
+    SEPARATORS[rng.below(SEPARATORS.len())]
 }
 
 fn name(rng: &mut Rng, prefix: &str) -> String {

@@ -12,7 +12,7 @@ const PATHS: &[&str] = &["/api/users/42", "/admin/posts/7", "/api/v2/orders/1001
 const UA: &str = "Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15";
 
 fn base(method: &str, rng: &mut Rng) -> Request {
-    Request::new(method, *rng.pick(PATHS)).header("User-Agent", UA).header("Accept", "*/*")
+    Request::new(method, PATHS[rng.below(PATHS.len())]).header("User-Agent", UA).header("Accept", "*/*")
 }
 
 fn case_variant(rng: &mut Rng, text: &str) -> String {

@@ -23,7 +23,7 @@ fn quote(rng: &mut Rng, value: &str) -> (String, &'static str) {
 /// A blank run inside a directive: none, spaces, tabs or a newline.
 fn gap(rng: &mut Rng, allow_none: bool) -> &'static str {
     let options: &[&str] = if allow_none { &["", "", " ", "  ", "\t", "\n"] } else { &[" ", " ", "  ", "\t", "\n", " \t "] };
-    *rng.pick(options)
+    options[rng.below(options.len())]
 }
 
 fn ssi_directive(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
