@@ -192,7 +192,11 @@ fn benign_requests(file: &str, row: &Json) -> Vec<Request> {
             let mut r = Request::new(row.get("method").and_then(Json::str).unwrap_or("GET"), row.get("path").and_then(Json::str).unwrap_or("/"));
             if let Some(Json::Obj(headers)) = row.get("headers") {
                 for (n, v) in headers {
-                    r.headers.push((n.clone(), v.str().unwrap_or("").to_string()));
+                    match v {
+                        // A header sent several times is recorded as a list.
+                        Json::Arr(values) => values.iter().filter_map(Json::str).for_each(|v| r.headers.push((n.clone(), v.to_string()))),
+                        _ => r.headers.push((n.clone(), v.str().unwrap_or("").to_string())),
+                    }
                 }
             }
             r.body = row.get("body").and_then(Json::str).unwrap_or("").to_string();
