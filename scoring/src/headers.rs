@@ -11,7 +11,8 @@
 //! | accept                                   | a list of media ranges with parameters         |
 //! | accept-encoding, te                      | a list of tokens with `;q=` weights            |
 //! | accept-language                          | a list of language tags with `;q=` weights     |
-//! | connection, pragma, keep-alive           | a list of tokens / `token=token` pairs         |
+//! | connection                               | distinct common options (close, keep-alive...) |
+//! | pragma, keep-alive                       | a list of tokens / `token=token` pairs         |
 //! | upgrade-insecure-requests, dnt           | digits                                         |
 //! | if-modified-since, if-unmodified-since   | an HTTP date                                   |
 //! | if-none-match, if-match                  | `*` or a list of entity tags                   |
@@ -117,7 +118,11 @@ fn syntax_of(lower: &str) -> Option<Syntax> {
         "accept" => |v| list_of(v, is_media_range),
         "accept-encoding" | "te" => |v| list_of(v, |item| with_params(item, |t| t == "*" || is_token(t))),
         "accept-language" => |v| list_of(v, |item| with_params(item, is_language_range)),
-        "connection" | "pragma" | "keep-alive" => |v| list_of(v, is_token_or_pair),
+        // Connection is read by the `protocol` detector: a repeated option (`close, close`) or
+        // one naming an end-to-end header (`close, X-Forwarded-For`, which a proxy would strip)
+        // is an anomaly, so only the common options, each once, stay exempt.
+        "connection" => is_plain_connection,
+        "pragma" | "keep-alive" => |v| list_of(v, is_token_or_pair),
         "if-modified-since" | "if-unmodified-since" => is_http_date,
         "if-none-match" | "if-match" => |v| v == "*" || list_of(v, is_entity_tag),
         "host" => is_host,
@@ -193,6 +198,17 @@ fn is_token_or_pair(v: &str) -> bool {
     }
 }
 
+/// `keep-alive`, `Upgrade, HTTP2-Settings`: distinct options that browsers and HTTP libraries
+/// send.
+fn is_plain_connection(v: &str) -> bool {
+    const OPTIONS: [&str; 5] = ["close", "keep-alive", "upgrade", "te", "http2-settings"];
+    let tokens: Vec<&str> = v.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
+    tokens.len() <= OPTIONS.len()
+        && tokens.iter().enumerate().all(|(k, t)| {
+            OPTIONS.iter().any(|o| o.eq_ignore_ascii_case(t)) && !tokens[..k].iter().any(|u| u.eq_ignore_ascii_case(t))
+        })
+}
+
 /// `Sun, 06 Nov 1994 08:49:37 GMT` and the obsolete forms: letters, digits, `, : -` and spaces.
 fn is_http_date(v: &str) -> bool {
     !v.is_empty() && v.len() <= 64 && v.bytes().all(|b| b.is_ascii_alphanumeric() || b" ,:-".contains(&b))
@@ -264,6 +280,9 @@ mod tests {
         assert!(scored("Host", "<script>alert(1)</script>").is_some());
         assert!(scored("Cache-Control", "no-cache").is_some(), "not on the exempt list");
         assert!(scored("Sec-Fetch-Site", "same-origin").is_some());
+        assert!(scored("Connection", "close, close").is_some(), "a repeated option is the protocol detector's");
+        assert!(scored("Connection", "keep-alive, X-Forwarded-For").is_some());
+        assert_eq!(scored("Connection", "Upgrade, HTTP2-Settings"), None);
     }
 
     #[test]

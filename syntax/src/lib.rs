@@ -9,10 +9,15 @@
 //! `<detector slug>:<id>`, for example `xss:js-expression`.
 
 mod bytes;
+mod graphql;
+mod mail;
+mod protocol;
 mod registry;
+mod scanner;
 mod shell_deobf;
 pub mod shell_unix;
 pub mod shell_windows;
+mod ssi;
 
 pub use bytes::ByteSet;
 pub use registry::checks;

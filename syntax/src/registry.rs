@@ -2,7 +2,15 @@
 
 use crate::Check;
 
-static CHECKS: &[&dyn Check] = &[&crate::shell_unix::SHELL_UNIX, &crate::shell_windows::SHELL_WINDOWS];
+static CHECKS: &[&dyn Check] = &[
+    &crate::shell_unix::SHELL_UNIX,
+    &crate::shell_windows::SHELL_WINDOWS,
+    &crate::graphql::GraphqlCheck,
+    &crate::mail::MailCheck,
+    &crate::protocol::ProtocolCheck,
+    &crate::scanner::ScannerCheck,
+    &crate::ssi::SsiCheck,
+];
 
 pub fn checks() -> &'static [&'static dyn Check] {
     CHECKS

@@ -2,10 +2,23 @@
 
 use crate::Family;
 
+mod graphql;
+mod mail;
+mod protocol;
+mod scanner;
 mod shell_unix;
 mod shell_windows;
+mod ssi;
 
-static FAMILIES: &[&dyn Family] = &[&shell_unix::ShellUnix, &shell_windows::ShellWindows];
+static FAMILIES: &[&dyn Family] = &[
+    &shell_unix::ShellUnix,
+    &shell_windows::ShellWindows,
+    &ssi::Ssi,
+    &graphql::Graphql,
+    &mail::Mail,
+    &scanner::Scanner,
+    &protocol::Protocol,
+];
 
 pub fn families() -> &'static [&'static dyn Family] {
     FAMILIES
