@@ -9,7 +9,10 @@
 //! `<detector slug>:<id>`, for example `xss:js-expression`.
 
 mod bytes;
+pub mod js_lex;
 mod registry;
+pub mod xss_html;
+pub mod xss_js;
 
 pub use bytes::ByteSet;
 pub use registry::checks;

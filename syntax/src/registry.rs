@@ -2,7 +2,7 @@
 
 use crate::Check;
 
-static CHECKS: &[&dyn Check] = &[];
+static CHECKS: &[&dyn Check] = &[&crate::xss_js::XSS_JS, &crate::xss_html::XSS_HTML];
 
 pub fn checks() -> &'static [&'static dyn Check] {
     CHECKS
