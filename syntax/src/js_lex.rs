@@ -499,6 +499,23 @@ pub fn base64(s: &str) -> Option<String> {
     Some(String::from_utf8_lossy(&out).into_owned())
 }
 
+/// Percent-decoding repeated up to four layers, `+` kept (the engine's decoded view reads `+`
+/// as a space, which would undo the `+` of a string concatenation or of JSFuck).
+pub fn percent_deep(s: &str) -> String {
+    let mut cur = s.to_string();
+    for _ in 0..4 {
+        if !cur.contains('%') {
+            break;
+        }
+        let next = percent(&cur);
+        if next == cur {
+            break;
+        }
+        cur = next;
+    }
+    cur
+}
+
 fn percent(s: &str) -> String {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());

@@ -46,13 +46,24 @@ impl Check for XssHtml {
     }
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
+        let encoded = input.bytes.contains(b'%');
         let tagged = input.bytes.contains(b'<');
         let breakout = input.bytes.any(b"\"'") && input.bytes.contains(b'=');
-        if !tagged && !breakout || input.text.len() > 256 * 1024 {
+        if !tagged && !breakout && !encoded || input.text.len() > 256 * 1024 {
             return None;
         }
         let long = input.text.len() > 1000 || input.text.bytes().filter(|&b| b == b'\n').count() >= 4;
-        let (reason, mut level) = judge(input.text, tagged, breakout, 0)?;
+        let mut found = judge(input.text, tagged, breakout, 0);
+        if input.bytes.contains(b'%') && found.is_none_or(|(_, l)| l > 1) {
+            let plain = crate::js_lex::percent_deep(input.text);
+            if plain != input.text {
+                let again = judge(&plain, plain.contains('<'), plain.contains('='), 0);
+                if again.is_some_and(|(_, l)| found.is_none_or(|(_, b)| l < b)) {
+                    found = again;
+                }
+            }
+        }
+        let (reason, mut level) = found?;
         if long {
             level = level.max(2);
         }

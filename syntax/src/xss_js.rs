@@ -50,11 +50,23 @@ impl Check for XssJs {
     }
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
-        // Every form needs a call (`(`) or a template literal.
-        if !input.bytes.any(b"(`") || input.text.len() > 64 * 1024 {
+        // Every form needs a call (`(`), a template literal, or a handler assignment with
+        // `throw`; `%` may hide them.
+        let assigns = input.bytes.contains(b'=') && input.text.contains("throw");
+        if !input.bytes.any(b"(`%") && !assigns || input.text.len() > 64 * 1024 {
             return None;
         }
-        let level = level_of(input.text, 0)?;
+        let mut level = level_of(input.text, 0);
+        if input.bytes.contains(b'%') && level != Some(1) {
+            let plain = crate::js_lex::percent_deep(input.text);
+            if plain != input.text {
+                level = match (level, level_of(&plain, 0)) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+            }
+        }
+        let level = level?;
         (level <= input.sensitivity).then_some(Finding { reason: REASON, score: 0.95, level })
     }
 }
@@ -69,6 +81,13 @@ pub fn level_of(text: &str, depth: usize) -> Option<u8> {
         }
     };
     consider(&mut best, scan(text, long, false, depth));
+    // `java\tscript:` as a browser reads it: tabs and newlines inside the scheme are dropped.
+    if let Some(colon) = text.as_bytes().iter().take(48).position(|&b| b == b':') {
+        let scheme: String = text[..colon].chars().filter(|c| !c.is_whitespace() && !c.is_control()).collect();
+        if scheme.eq_ignore_ascii_case("javascript") && best != Some(1) {
+            consider(&mut best, scan(&text[colon + 1..], long, true, depth));
+        }
+    }
     // A break-out from a quoted string: what follows the first quote is code.
     for q in ['\'', '"', '`'] {
         if let Some(at) = text.find(q) {

@@ -2,7 +2,10 @@
 
 use crate::Family;
 
-static FAMILIES: &[&dyn Family] = &[];
+pub mod xss_html;
+pub mod xss_js;
+
+static FAMILIES: &[&dyn Family] = &[&xss_js::XSS_JS_EXPRESSION, &xss_html::XSS_HTML];
 
 pub fn families() -> &'static [&'static dyn Family] {
     FAMILIES
