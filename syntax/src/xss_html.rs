@@ -200,7 +200,10 @@ fn judge_tag(tag: &Tag, content: &str, depth: usize) -> Option<(&'static str, u8
     let has = |n: &str| tag.attrs.iter().any(|(a, _)| a == n);
     if tag.name == "script" {
         let code = content.trim();
-        let runs = has("src") || has("href") || has("xlink:href") || !code.is_empty() && xss_js::level_of(code, 1).is_some();
+        // A same-site relative source is the page's own script (documentation HTML is full of
+        // `<script src="_static/x.js">`); an attacker loads from another origin or a data URL.
+        let foreign = tag.attrs.iter().any(|(a, v)| matches!(a.as_str(), "src" | "href" | "xlink:href") && foreign_source(v));
+        let runs = foreign || !code.is_empty() && xss_js::level_of(code, 1).is_some();
         let codeish = code.bytes().any(|b| matches!(b, b'(' | b'`' | b'=' | b';')) && !code.contains(' ');
         keep("xss:html-script", if tag.complete && (runs || codeish) || !tag.complete && !tag.attrs.is_empty() { 1 } else { 2 });
     }
@@ -224,6 +227,12 @@ fn judge_tag(tag: &Tag, content: &str, depth: usize) -> Option<(&'static str, u8
         keep("xss:html-embed", 2);
     }
     best
+}
+
+fn foreign_source(src: &str) -> bool {
+    let v = entities(src);
+    let v = v.trim_start_matches(|c: char| c <= ' ');
+    v.starts_with("//") || v.starts_with("\\\\") || v.contains(':') || v.starts_with("/\\")
 }
 
 /// After a quote break-out only attribute syntax counts, and the handler must look like code.
@@ -281,15 +290,47 @@ fn url_runs(url: &str) -> Option<&'static str> {
         .then_some("xss:html-data-url")
 }
 
-/// CSS that runs script: IE `expression(`, Mozilla bindings, `behavior:`, script URLs.
+/// CSS that runs script: IE `expression(`, Mozilla bindings, `behavior:`, script URLs, after
+/// CSS escapes (`\\65 xpression`, `\\-\\mo\\z`), comments and full-width letters are undone.
 fn style_runs(css: &str) -> bool {
-    let lower: String = css.chars().filter(|c| !c.is_whitespace()).take(4096).collect::<String>().to_ascii_lowercase();
-    lower.contains("expression(")
-        || lower.contains("-moz-binding:")
-        || lower.contains("behavior:url")
-        || lower.contains("url(javascript:")
-        || lower.contains("url('javascript:")
-        || lower.contains("url(\"javascript:")
+    let css = entities(css);
+    let mut plain = String::with_capacity(css.len().min(4096));
+    let mut chars = css.chars().take(4096).peekable();
+    while let Some(c) = chars.next() {
+        let c = match c {
+            '\\' => {
+                let mut v = 0u32;
+                let mut n = 0;
+                while n < 6 && chars.peek().is_some_and(char::is_ascii_hexdigit) {
+                    v = v * 16 + chars.next().and_then(|h| h.to_digit(16)).unwrap_or(0);
+                    n += 1;
+                }
+                if n == 0 {
+                    match chars.next() {
+                        Some(e) => e,
+                        None => break,
+                    }
+                } else {
+                    if chars.peek() == Some(&' ') {
+                        chars.next();
+                    }
+                    char::from_u32(v).unwrap_or('\u{fffd}')
+                }
+            }
+            '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0).unwrap_or(c),
+            c => c,
+        };
+        if !c.is_whitespace() && c != '\0' {
+            plain.push(c.to_ascii_lowercase());
+        }
+    }
+    let plain = plain.replace("/**/", "");
+    plain.contains("expression(")
+        || plain.contains("-moz-binding:")
+        || plain.contains("behavior:url")
+        || ["url(javascript:", "url('javascript:", "url(\"javascript:", "@import'javascript:", "@import\"javascript:"]
+            .iter()
+            .any(|p| plain.contains(p))
 }
 
 /// Character references undone as in an attribute value: numeric with or without `;` and

@@ -149,6 +149,8 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
     let short = code_only && text.len() <= 400;
     let mut best: Option<u8> = None;
     let mut found = |l: u8| best = Some(best.map_or(l, |b: u8| b.min(l)));
+    // Variables assigned a sink (`a=eval;b=alert;a(b(1))`): bounded, as aliases are few.
+    let mut aliases: Vec<(String, String)> = Vec::new();
     for k in 1..t.len() {
         let template = t[k].kind == Kind::Template;
         if !(t[k].is(b'(') || template) {
@@ -156,10 +158,19 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
                 if let Some(l) = assignment(&t, k, code_only) {
                     found(l);
                 }
+                if let Some(alias) = alias_of(&t, k) {
+                    if aliases.len() < 16 {
+                        aliases.push(alias);
+                    }
+                }
             }
             continue;
         }
-        let Some(c) = callee(&t, k - 1, 0) else { continue };
+        let Some(mut c) = callee(&t, k - 1, 0) else { continue };
+        if let Some((_, sink)) = aliases.iter().find(|(a, _)| *a == c.name) {
+            c.name = sink.clone();
+            c.hidden = true;
+        }
         let close = if template { k } else { t[k].partner.min(t.len()) };
         let args = (k + 1, close);
         let name = c.name.as_str();
@@ -215,6 +226,14 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
     best
 }
 
+/// `x = alert` (then `x(1)`): the alias and the sink it names.
+fn alias_of(t: &[Token], k: usize) -> Option<(String, String)> {
+    let (lhs, rhs) = (&t[k - 1], t.get(k + 1)?);
+    let ends = t.get(k + 2).is_none_or(|n| n.is(b';') || n.is(b',') || n.is(b')'));
+    (lhs.kind == Kind::Ident && rhs.kind == Kind::Ident && ends && SINKS.contains(&rhs.val.as_str()) && lhs.val != rhs.val)
+        .then(|| (lhs.val.clone(), rhs.val.clone()))
+}
+
 /// `location = 'javascript:...'` and `onerror = alert`.
 fn assignment(t: &[Token], k: usize, code_only: bool) -> Option<u8> {
     if k + 1 >= t.len() || t[k + 1].is(b'=') || t[k - 1].kind != Kind::Ident || k >= 2 && t[k - 2].is(b'=') {
@@ -256,6 +275,14 @@ fn string_sink(t: &[Token], (from, to): (usize, usize), short: bool, breakout: b
             || t[j].escaped
     });
     if decoder {
+        return 1;
+    }
+    // Attacker-controlled DOM sources fed to a compiler: `eval(location.hash.slice(1))`.
+    let source = (from..end).any(|j| {
+        t[j].kind == Kind::Ident
+            && matches!(t[j].val.as_str(), "location" | "hash" | "search" | "name" | "URL" | "documentURI" | "referrer" | "cookie")
+    });
+    if source && short {
         return 1;
     }
     if let Some(Val::Str(code)) = fold(t, from, end) {

@@ -291,8 +291,12 @@ fn fp_scan_real_benign() {
     let mut report = Vec::new();
     let mut scan = |name: &str, texts: Vec<(String, Place)>| {
         let mut hits: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut hits2: BTreeMap<&str, usize> = BTreeMap::new();
         let mut shown = 0;
         for (t, place) in &texts {
+            if let Some(f) = xss(t, *place, 2) {
+                *hits2.entry(f.reason).or_default() += 1;
+            }
             if let Some(f) = xss(t, *place, 1) {
                 *hits.entry(f.reason).or_default() += 1;
                 if shown < 8 {
@@ -302,7 +306,14 @@ fn fp_scan_real_benign() {
                 }
             }
         }
-        report.push(format!("{name}: {} texts, {} hits {:?}", texts.len(), hits.values().sum::<usize>(), hits));
+        report.push(format!(
+            "{name}: {} texts, level 1: {} hits {:?}; level 2: {} hits {:?}",
+            texts.len(),
+            hits.values().sum::<usize>(),
+            hits,
+            hits2.values().sum::<usize>(),
+            hits2
+        ));
     };
     let texts = |f: &str, label: Option<&str>| -> Vec<String> {
         read(f)
@@ -341,5 +352,51 @@ fn fp_scan_real_benign() {
     }
     for r in &report {
         println!("{r}");
+    }
+}
+
+fn json_escape(s: &str) -> String {
+    let mut out = String::new();
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Recall of these checks alone on the pool's XSS rows, per source; the rows they miss are
+/// written to `$XSS_MISSED_DIR/<source>.jsonl` so the rule engine's eval can be run on them
+/// (`rampart eval --data $XSS_MISSED_DIR`) to measure rules ∪ checks.
+#[test]
+#[ignore]
+fn pool_recall_of_checks() {
+    let data = std::env::var("RAMPART_DATA").unwrap_or("/work/shared/datasets".into());
+    let out_dir = std::env::var("XSS_MISSED_DIR").unwrap_or("/tmp/xss/pool".into());
+    let _ = std::fs::create_dir_all(&out_dir);
+    for src in ["payloadbox", "payloadsallthethings", "fuzzdb", "kaggle_xss_syedsaqlain", "awesomexss", "awesome_waf_bypasses"] {
+        let text = std::fs::read_to_string(format!("{data}/{src}.jsonl")).unwrap_or_default();
+        let (mut n, mut hit) = (0, 0);
+        let mut missed = String::new();
+        for line in text.lines() {
+            if field(line, "label").as_deref() != Some("xss") {
+                continue;
+            }
+            let Some(t) = field(line, "text") else { continue };
+            n += 1;
+            if xss(&t, Place::QueryValue, 1).is_some() {
+                hit += 1;
+            } else {
+                missed.push_str(&format!("{{\"text\": \"{}\", \"label\": \"xss\", \"source\": \"{src}\"}}\n", json_escape(&t)));
+            }
+        }
+        let _ = std::fs::write(format!("{out_dir}/{src}.jsonl"), missed);
+        println!("{src:<24} checks alone: {hit}/{n} = {:.2}%", hit as f64 * 100.0 / n.max(1) as f64);
     }
 }
