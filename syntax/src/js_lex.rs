@@ -16,6 +16,9 @@ pub enum Kind {
     Regex,
     Num,
     Punct,
+    /// A line comment that reads as prose (a collapsed multi-line snippet's comment swallows
+    /// the rest of the value): kept so the analysis can count it as prose.
+    Comment,
 }
 
 #[derive(Clone, Debug)]
@@ -28,6 +31,7 @@ pub struct Token {
     /// `'\x61'`): nobody types that by hand.
     pub escaped: bool,
     pub subst: bool,
+    // For a string, `subst` means it was left unterminated.
     /// Index of the matching bracket for `( ) [ ] { }`; `usize::MAX` when unmatched.
     pub partner: usize,
     /// Byte offset of the token's start in the source.
@@ -57,7 +61,9 @@ fn hex(b: u8) -> Option<u32> {
 /// Reads a `\x..`, `\u....`, `\u{...}`, octal or one-character escape at `s[i] == b'\\'`;
 /// returns the character and the index after it.
 fn escape(s: &[u8], i: usize) -> (Option<char>, usize) {
-    let Some(&c) = s.get(i + 1) else { return (None, i + 1) };
+    let Some(&c) = s.get(i + 1) else {
+        return (None, i + 1);
+    };
     let num = |from: usize, n: usize| -> Option<u32> {
         let d = s.get(from..from + n)?;
         d.iter().try_fold(0u32, |acc, &b| Some(acc * 16 + hex(b)?))
@@ -87,7 +93,11 @@ fn escape(s: &[u8], i: usize) -> (Option<char>, usize) {
         b'0'..=b'7' => {
             let mut j = i + 1;
             let mut v = 0u32;
-            while j < s.len() && j < i + 4 && (b'0'..=b'7').contains(&s[j]) && v * 8 + ((s[j] - b'0') as u32) < 256 {
+            while j < s.len()
+                && j < i + 4
+                && (b'0'..=b'7').contains(&s[j])
+                && v * 8 + ((s[j] - b'0') as u32) < 256
+            {
                 v = v * 8 + (s[j] - b'0') as u32;
                 j += 1;
             }
@@ -101,7 +111,9 @@ fn escape(s: &[u8], i: usize) -> (Option<char>, usize) {
             // Any other escaped character stands for itself (`\'`, `\a`): decode one UTF-8 char.
             let rest = std::str::from_utf8(&s[i + 1..]).ok().or_else(|| {
                 let end = (i + 5).min(s.len());
-                (i + 2..=end).rev().find_map(|e| std::str::from_utf8(&s[i + 1..e]).ok())
+                (i + 2..=end)
+                    .rev()
+                    .find_map(|e| std::str::from_utf8(&s[i + 1..e]).ok())
             });
             match rest.and_then(|r| r.chars().next()) {
                 Some(ch) => (Some(ch), i + 1 + ch.len_utf8()),
@@ -132,15 +144,29 @@ pub fn lex(src: &str) -> Vec<Token> {
     let s = src.as_bytes();
     let mut toks: Vec<Token> = Vec::new();
     let mut i = 0;
-    let tok = |kind, val: String, at| Token { kind, val, escaped: false, subst: false, partner: usize::MAX, at };
+    let tok = |kind, val: String, at| Token {
+        kind,
+        val,
+        escaped: false,
+        subst: false,
+        partner: usize::MAX,
+        at,
+    };
     while i < s.len() && toks.len() < MAX_TOKENS {
         let c = s[i];
         let at = i;
         if c.is_ascii_whitespace() {
             i += 1;
-        } else if c == b'/' && s.get(i + 1) == Some(&b'/') || c == b'<' && s[i..].starts_with(b"<!--") {
+        } else if c == b'/' && s.get(i + 1) == Some(&b'/')
+            || c == b'<' && s[i..].starts_with(b"<!--")
+        {
+            let mut spaces = 0;
             while i < s.len() && s[i] != b'\n' {
+                spaces += (s[i] == b' ') as usize;
                 i += 1;
+            }
+            if spaces >= 4 && i - at > 24 {
+                toks.push(tok(Kind::Comment, String::new(), at));
             }
         } else if c == b'/' && s.get(i + 1) == Some(&b'*') {
             i += 2;
@@ -148,7 +174,9 @@ pub fn lex(src: &str) -> Vec<Token> {
                 i += 1;
             }
             i += 2;
-        } else if is_ident_byte(c) && !c.is_ascii_digit() || c == b'\\' && s.get(i + 1) == Some(&b'u') {
+        } else if is_ident_byte(c) && !c.is_ascii_digit()
+            || c == b'\\' && s.get(i + 1) == Some(&b'u')
+        {
             let mut val = String::new();
             let mut escaped = false;
             while i < s.len() {
@@ -163,7 +191,10 @@ pub fn lex(src: &str) -> Vec<Token> {
                     break;
                 }
             }
-            toks.push(Token { escaped, ..tok(Kind::Ident, val, at) });
+            toks.push(Token {
+                escaped,
+                ..tok(Kind::Ident, val, at)
+            });
         } else if c.is_ascii_digit() || c == b'.' && s.get(i + 1).is_some_and(u8::is_ascii_digit) {
             let mut dot = false;
             while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == b'.' && !dot) {
@@ -185,12 +216,22 @@ pub fn lex(src: &str) -> Vec<Token> {
                     i = push_char(&mut val, s, i);
                 }
             }
+            // An unterminated string is the rest of the page after a break-out: `subst` marks it.
+            let open = i >= s.len() || s[i] == b'\n';
             i += 1;
-            toks.push(Token { escaped, ..tok(Kind::Str, val, at) });
+            toks.push(Token {
+                escaped,
+                subst: open,
+                ..tok(Kind::Str, val, at)
+            });
         } else if c == b'`' {
             let (val, escaped, subst, next) = template(s, i);
             i = next;
-            toks.push(Token { escaped, subst, ..tok(Kind::Template, val, at) });
+            toks.push(Token {
+                escaped,
+                subst,
+                ..tok(Kind::Template, val, at)
+            });
         } else if c == b'/' && regex_allowed(toks.last()) {
             let mut val = String::new();
             let mut class = false;
@@ -259,7 +300,10 @@ fn regex_allowed(prev: Option<&Token>) -> bool {
     match prev {
         None => true,
         Some(t) => match t.kind {
-            Kind::Ident => matches!(t.val.as_str(), "return" | "typeof" | "in" | "of" | "void" | "case" | "throw"),
+            Kind::Ident => matches!(
+                t.val.as_str(),
+                "return" | "typeof" | "in" | "of" | "void" | "case" | "throw"
+            ),
             Kind::Punct => !matches!(t.val.as_bytes()[0], b')' | b']' | b'}'),
             _ => false,
         },
@@ -283,7 +327,10 @@ fn pair(toks: &mut [Token]) {
             _ => continue,
         };
         // Pop to the nearest matching opener; unmatched closers stay unpaired.
-        if let Some(pos) = stack.iter().rposition(|&o| toks[o].val.as_bytes()[0] == open) {
+        if let Some(pos) = stack
+            .iter()
+            .rposition(|&o| toks[o].val.as_bytes()[0] == open)
+        {
             let o = stack[pos];
             stack.truncate(pos);
             toks[o].partner = i;
@@ -326,7 +373,13 @@ pub fn fold(toks: &[Token], from: usize, to: usize) -> Option<Val> {
     (end == to).then_some(v)
 }
 
-fn expr(t: &[Token], mut i: usize, to: usize, depth: usize, work: &mut usize) -> Option<(Val, usize)> {
+fn expr(
+    t: &[Token],
+    mut i: usize,
+    to: usize,
+    depth: usize,
+    work: &mut usize,
+) -> Option<(Val, usize)> {
     let (mut acc, next) = postfix(t, i, to, depth, work)?;
     i = next;
     while i < to && t[i].is(b'+') {
@@ -345,7 +398,13 @@ fn expr(t: &[Token], mut i: usize, to: usize, depth: usize, work: &mut usize) ->
     Some((acc, i))
 }
 
-fn postfix(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> Option<(Val, usize)> {
+fn postfix(
+    t: &[Token],
+    i: usize,
+    to: usize,
+    depth: usize,
+    work: &mut usize,
+) -> Option<(Val, usize)> {
     *work += 1;
     if depth > 6 || *work > 4 * t.len() + 64 || i >= to {
         return None;
@@ -357,7 +416,11 @@ fn postfix(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> 
         let call = i + 2 < to && t[i + 2].is(b'(') && t[i + 2].partner < to;
         let (arg, after) = if call {
             let close = t[i + 2].partner;
-            let arg = if close > i + 3 { Some(expr(t, i + 3, close, depth + 1, work).map(|(a, _)| a)?) } else { None };
+            let arg = if close > i + 3 {
+                Some(expr(t, i + 3, close, depth + 1, work).map(|(a, _)| a)?)
+            } else {
+                None
+            };
             (arg, close + 1)
         } else {
             (None, i + 2)
@@ -365,13 +428,19 @@ fn postfix(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> 
         v = match (name, v, arg) {
             ("source", v @ Val::Str(_), None) if !call => v,
             ("concat", Val::Str(s), Some(a)) => Val::Str(s + &a.into_string()),
-            ("join", Val::Arr(a), sep) => Val::Str(a.join(&sep.map(Val::into_string).unwrap_or(",".into()))),
+            ("join", Val::Arr(a), sep) => {
+                Val::Str(a.join(&sep.map(Val::into_string).unwrap_or(",".into())))
+            }
             ("reverse", Val::Arr(mut a), None) => {
                 a.reverse();
                 Val::Arr(a)
             }
-            ("split", Val::Str(s), Some(Val::Str(sep))) if sep.is_empty() => Val::Arr(s.chars().map(String::from).collect()),
-            ("split", Val::Str(s), Some(Val::Str(sep))) => Val::Arr(s.split(sep.as_str()).map(String::from).collect()),
+            ("split", Val::Str(s), Some(Val::Str(sep))) if sep.is_empty() => {
+                Val::Arr(s.chars().map(String::from).collect())
+            }
+            ("split", Val::Str(s), Some(Val::Str(sep))) => {
+                Val::Arr(s.split(sep.as_str()).map(String::from).collect())
+            }
             ("toLowerCase", Val::Str(s), None) => Val::Str(s.to_lowercase()),
             ("toUpperCase", Val::Str(s), None) => Val::Str(s.to_uppercase()),
             ("toString", Val::Num(n), Some(Val::Num(r))) => Val::Str(radix(n, r)?),
@@ -383,7 +452,13 @@ fn postfix(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> 
     Some((v, i))
 }
 
-fn primary(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> Option<(Val, usize)> {
+fn primary(
+    t: &[Token],
+    i: usize,
+    to: usize,
+    depth: usize,
+    work: &mut usize,
+) -> Option<(Val, usize)> {
     let tok = &t[i];
     match tok.kind {
         Kind::Str | Kind::Regex => Some((Val::Str(tok.val.clone()), i + 1)),
@@ -415,7 +490,13 @@ fn primary(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> 
 }
 
 /// `String.fromCharCode(...)`, `atob(...)`, `unescape(...)`, `decodeURI[Component](...)`.
-fn decoder_call(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> Option<(Val, usize)> {
+fn decoder_call(
+    t: &[Token],
+    i: usize,
+    to: usize,
+    depth: usize,
+    work: &mut usize,
+) -> Option<(Val, usize)> {
     let (name, open) = if t[i].val == "String" && i + 3 < to && t[i + 1].is(b'.') {
         (t[i + 2].val.as_str(), i + 3)
     } else {
@@ -443,7 +524,11 @@ fn decoder_call(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize
                 return None;
             }
             let s = v.into_string();
-            if name == "atob" { base64(&s)? } else { percent(&s) }
+            if name == "atob" {
+                base64(&s)?
+            } else {
+                percent(&s)
+            }
         }
         _ => return None,
     };

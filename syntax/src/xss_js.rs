@@ -27,21 +27,83 @@ const REASON: &str = "xss:js-expression";
 
 /// Functions that run code or show the probe dialogs, reached by name.
 const SINKS: &[&str] = &[
-    "alert", "prompt", "confirm", "eval", "Function", "setTimeout", "setInterval", "execScript", "fetch",
-    "import", "write", "writeln", "open", "print", "constructor", "setImmediate", "msSetImmediate",
+    "alert",
+    "prompt",
+    "confirm",
+    "eval",
+    "Function",
+    "setTimeout",
+    "setInterval",
+    "execScript",
+    "fetch",
+    "import",
+    "write",
+    "writeln",
+    "open",
+    "print",
+    "constructor",
+    "setImmediate",
+    "msSetImmediate",
 ];
 /// The dialogs a tester calls to prove execution.
 const PROBES: &[&str] = &["alert", "prompt", "confirm"];
 /// Sinks that compile a string argument as code.
-const STRING_SINKS: &[&str] = &["eval", "Function", "setTimeout", "setInterval", "execScript", "constructor", "setImmediate"];
+const STRING_SINKS: &[&str] = &[
+    "eval",
+    "Function",
+    "setTimeout",
+    "setInterval",
+    "execScript",
+    "constructor",
+    "setImmediate",
+];
 /// Objects whose properties are the global functions.
-const GLOBALS: &[&str] =
-    &["window", "self", "top", "parent", "frames", "globalThis", "this", "document", "content", "opener", "Reflect"];
+const GLOBALS: &[&str] = &[
+    "window",
+    "self",
+    "top",
+    "parent",
+    "frames",
+    "globalThis",
+    "this",
+    "document",
+    "content",
+    "opener",
+    "Reflect",
+];
 /// Words that may stand between two values in valid JavaScript.
 const KEYWORDS: &[&str] = &[
-    "var", "let", "const", "new", "typeof", "void", "delete", "return", "in", "of", "instanceof", "throw", "if",
-    "else", "for", "while", "do", "function", "class", "async", "await", "yield", "case", "default", "try",
-    "catch", "finally", "with", "export", "extends", "import",
+    "var",
+    "let",
+    "const",
+    "new",
+    "typeof",
+    "void",
+    "delete",
+    "return",
+    "in",
+    "of",
+    "instanceof",
+    "throw",
+    "if",
+    "else",
+    "for",
+    "while",
+    "do",
+    "function",
+    "class",
+    "async",
+    "await",
+    "yield",
+    "case",
+    "default",
+    "try",
+    "catch",
+    "finally",
+    "with",
+    "export",
+    "extends",
+    "import",
 ];
 
 impl Check for XssJs {
@@ -67,7 +129,11 @@ impl Check for XssJs {
             }
         }
         let level = level?;
-        (level <= input.sensitivity).then_some(Finding { reason: REASON, score: 0.95, level })
+        (level <= input.sensitivity).then_some(Finding {
+            reason: REASON,
+            score: 0.95,
+            level,
+        })
     }
 }
 
@@ -83,7 +149,10 @@ pub fn level_of(text: &str, depth: usize) -> Option<u8> {
     consider(&mut best, scan(text, long, false, depth));
     // `java\tscript:` as a browser reads it: tabs and newlines inside the scheme are dropped.
     if let Some(colon) = text.as_bytes().iter().take(48).position(|&b| b == b':') {
-        let scheme: String = text[..colon].chars().filter(|c| !c.is_whitespace() && !c.is_control()).collect();
+        let scheme: String = text[..colon]
+            .chars()
+            .filter(|c| !c.is_whitespace() && !c.is_control())
+            .collect();
         if scheme.eq_ignore_ascii_case("javascript") && best != Some(1) {
             consider(&mut best, scan(&text[colon + 1..], long, true, depth));
         }
@@ -155,7 +224,7 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
         let template = t[k].kind == Kind::Template;
         if !(t[k].is(b'(') || template) {
             if t[k].is(b'=') {
-                if let Some(l) = assignment(&t, k, code_only) {
+                if let Some(l) = assignment(&t, k, code_only, short && breakout) {
                     found(l);
                 }
                 if let Some(alias) = alias_of(&t, k) {
@@ -166,12 +235,18 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
             }
             continue;
         }
-        let Some(mut c) = callee(&t, k - 1, 0) else { continue };
+        let Some(mut c) = callee(&t, k - 1, 0) else {
+            continue;
+        };
         if let Some((_, sink)) = aliases.iter().find(|(a, _)| *a == c.name) {
             c.name = sink.clone();
             c.hidden = true;
         }
-        let close = if template { k } else { t[k].partner.min(t.len()) };
+        let close = if template {
+            k
+        } else {
+            t[k].partner.min(t.len())
+        };
         let args = (k + 1, close);
         let name = c.name.as_str();
         let sink = SINKS.contains(&name);
@@ -189,7 +264,11 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
         }
         if let Some(inner) = &c.result_of {
             if matches!(inner.name.as_str(), "Function" | "constructor" | "eval") {
-                at(if inner.name == "Function" && !short { 2 } else { 1 });
+                at(if inner.name == "Function" && !short {
+                    2
+                } else {
+                    1
+                });
             }
         }
         if template && sink && !t[k].val.is_empty() {
@@ -202,13 +281,17 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
             at(if short { 1 } else { 2 });
         }
         if sink && !template && (name == "write" || name == "writeln") && c.object == "document" {
-            at(if short && breakout { 2 } else { 3 });
+            at(if short { 1 } else { 3 });
         }
         if matches!(name, "fetch" | "import" | "open" | "print") && !c.hidden {
             at(3);
         }
         // Higher-order calls handed a sink: `[1].find(alert)`, `Reflect.apply(alert, ...)`.
-        if !template && args.0 < args.1 && t[args.0].kind == Kind::Ident && PROBES.contains(&t[args.0].val.as_str()) {
+        if !template
+            && args.0 < args.1
+            && t[args.0].kind == Kind::Ident
+            && PROBES.contains(&t[args.0].val.as_str())
+        {
             let lone = args.0 + 1 == args.1 || t[args.0 + 1].is(b',');
             if lone && !name.is_empty() {
                 at(if short { 1 } else { 2 });
@@ -229,19 +312,33 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
 /// `x = alert` (then `x(1)`): the alias and the sink it names.
 fn alias_of(t: &[Token], k: usize) -> Option<(String, String)> {
     let (lhs, rhs) = (&t[k - 1], t.get(k + 1)?);
-    let ends = t.get(k + 2).is_none_or(|n| n.is(b';') || n.is(b',') || n.is(b')'));
-    (lhs.kind == Kind::Ident && rhs.kind == Kind::Ident && ends && SINKS.contains(&rhs.val.as_str()) && lhs.val != rhs.val)
+    let ends = t
+        .get(k + 2)
+        .is_none_or(|n| n.is(b';') || n.is(b',') || n.is(b')'));
+    (lhs.kind == Kind::Ident
+        && rhs.kind == Kind::Ident
+        && ends
+        && SINKS.contains(&rhs.val.as_str())
+        && lhs.val != rhs.val)
         .then(|| (lhs.val.clone(), rhs.val.clone()))
 }
 
-/// `location = 'javascript:...'` and `onerror = alert`.
-fn assignment(t: &[Token], k: usize, code_only: bool) -> Option<u8> {
-    if k + 1 >= t.len() || t[k + 1].is(b'=') || t[k - 1].kind != Kind::Ident || k >= 2 && t[k - 2].is(b'=') {
+/// `location = 'javascript:...'`, `onerror = alert`, and navigation from an injected context.
+fn assignment(t: &[Token], k: usize, code_only: bool, injected: bool) -> Option<u8> {
+    if k + 1 >= t.len()
+        || t[k + 1].is(b'=')
+        || t[k - 1].kind != Kind::Ident
+        || k >= 2 && t[k - 2].is(b'=')
+    {
         return None;
     }
     let target = t[k - 1].val.as_str();
     let rhs = &t[k + 1];
-    if target.starts_with("on") && target.len() > 4 && rhs.kind == Kind::Ident && PROBES.contains(&rhs.val.as_str()) {
+    if target.starts_with("on")
+        && target.len() > 4
+        && rhs.kind == Kind::Ident
+        && PROBES.contains(&rhs.val.as_str())
+    {
         return Some(if code_only { 1 } else { 2 });
     }
     if matches!(target, "location" | "href") {
@@ -253,6 +350,10 @@ fn assignment(t: &[Token], k: usize, code_only: bool) -> Option<u8> {
                 return Some(1);
             }
         }
+        // Navigation from injected code (`javascript:document.location='//x'`, `';location=...`).
+        if injected && end > k + 1 {
+            return Some(1);
+        }
     }
     None
 }
@@ -260,18 +361,32 @@ fn assignment(t: &[Token], k: usize, code_only: bool) -> Option<u8> {
 /// A sink that compiles its string argument: level 1 when the argument is a constant holding a
 /// sink call, or a decoded/obfuscated constant; level 2 for any other argument in a short
 /// code-only value after a break-out; else 3.
-fn string_sink(t: &[Token], (from, to): (usize, usize), short: bool, breakout: bool, depth: usize) -> u8 {
+fn string_sink(
+    t: &[Token],
+    (from, to): (usize, usize),
+    short: bool,
+    breakout: bool,
+    depth: usize,
+) -> u8 {
     if from >= to || to > t.len() {
         return if short && breakout { 2 } else { 4 };
     }
     // The first argument ends at the first top-level comma.
     let mut end = from;
     while end < to && !t[end].is(b',') {
-        end = if t[end].partner != usize::MAX && t[end].partner > end { t[end].partner + 1 } else { end + 1 };
+        end = if t[end].partner != usize::MAX && t[end].partner > end {
+            t[end].partner + 1
+        } else {
+            end + 1
+        };
     }
     let end = end.min(to);
     let decoder = (from..end).any(|j| {
-        t[j].kind == Kind::Ident && matches!(t[j].val.as_str(), "atob" | "fromCharCode" | "unescape" | "decodeURIComponent")
+        t[j].kind == Kind::Ident
+            && matches!(
+                t[j].val.as_str(),
+                "atob" | "fromCharCode" | "unescape" | "decodeURIComponent"
+            )
             || t[j].escaped
     });
     if decoder {
@@ -280,9 +395,23 @@ fn string_sink(t: &[Token], (from, to): (usize, usize), short: bool, breakout: b
     // Attacker-controlled DOM sources fed to a compiler: `eval(location.hash.slice(1))`.
     let source = (from..end).any(|j| {
         t[j].kind == Kind::Ident
-            && matches!(t[j].val.as_str(), "location" | "hash" | "search" | "name" | "URL" | "documentURI" | "referrer" | "cookie")
+            && matches!(
+                t[j].val.as_str(),
+                "location"
+                    | "hash"
+                    | "search"
+                    | "name"
+                    | "URL"
+                    | "documentURI"
+                    | "referrer"
+                    | "cookie"
+            )
     });
     if source && short {
+        return 1;
+    }
+    // A short value that is nothing but `eval(...)` compiles whatever it is given.
+    if short && matches!(t[from - 2].val.as_str(), "eval" | "execScript") && t[from - 1].is(b'(') {
         return 1;
     }
     if let Some(Val::Str(code)) = fold(t, from, end) {
@@ -314,12 +443,25 @@ fn callee(t: &[Token], e: usize, depth: usize) -> Option<Callee> {
             if member && matches!(tok.val.as_str(), "call" | "apply" | "bind") {
                 return callee(t, e - 2, depth + 1);
             }
-            let object = if member { object_name(t, e - 2) } else { String::new() };
-            Some(Callee { name: tok.val.clone(), object, hidden: tok.escaped, ..Callee::default() })
+            let object = if member {
+                object_name(t, e - 2)
+            } else {
+                String::new()
+            };
+            Some(Callee {
+                name: tok.val.clone(),
+                object,
+                hidden: tok.escaped,
+                ..Callee::default()
+            })
         }
         Kind::Punct if tok.is(b']') && tok.partner < e => {
             let open = tok.partner;
-            let object = if open >= 1 { object_name(t, open - 1) } else { String::new() };
+            let object = if open >= 1 {
+                object_name(t, open - 1)
+            } else {
+                String::new()
+            };
             if open == 0 || !is_value_end(&t[open - 1]) {
                 return None; // an array literal, not a member access
             }
@@ -329,11 +471,26 @@ fn callee(t: &[Token], e: usize, depth: usize) -> Option<Callee> {
                     if matches!(name.as_str(), "call" | "apply" | "bind") {
                         return callee(t, open - 1, depth + 1);
                     }
-                    Some(Callee { name, object, hidden: true, ..Callee::default() })
+                    Some(Callee {
+                        name,
+                        object,
+                        hidden: true,
+                        ..Callee::default()
+                    })
                 }
                 None => {
-                    let built = (open + 1..e).any(|j| t[j].escaped || t[j].is(b'+') || t[j].is(b'(') || t[j].kind == Kind::Template);
-                    Some(Callee { object, hidden: true, built, ..Callee::default() })
+                    let built = (open + 1..e).any(|j| {
+                        t[j].escaped
+                            || t[j].is(b'+')
+                            || t[j].is(b'(')
+                            || t[j].kind == Kind::Template
+                    });
+                    Some(Callee {
+                        object,
+                        hidden: true,
+                        built,
+                        ..Callee::default()
+                    })
                 }
             }
         }
@@ -341,7 +498,10 @@ fn callee(t: &[Token], e: usize, depth: usize) -> Option<Callee> {
             let open = tok.partner;
             if open >= 1 && is_value_end(&t[open - 1]) {
                 let inner = callee(t, open - 1, depth + 1)?;
-                return Some(Callee { result_of: Some(Box::new(inner)), ..Callee::default() });
+                return Some(Callee {
+                    result_of: Some(Box::new(inner)),
+                    ..Callee::default()
+                });
             }
             // `(0, alert)` / `(alert)`: the last value in the group.
             if e >= 1 && e - 1 > open {
@@ -358,9 +518,9 @@ fn callee(t: &[Token], e: usize, depth: usize) -> Option<Callee> {
 fn object_name(t: &[Token], j: usize) -> String {
     match t[j].kind {
         Kind::Ident => t[j].val.clone(),
-        Kind::Punct if t[j].is(b']') && t[j].partner < j => {
-            fold(t, t[j].partner + 1, j).map(Val::into_string).unwrap_or_default()
-        }
+        Kind::Punct if t[j].is(b']') && t[j].partner < j => fold(t, t[j].partner + 1, j)
+            .map(Val::into_string)
+            .unwrap_or_default(),
         _ => String::new(),
     }
 }
@@ -370,6 +530,7 @@ fn is_value_end(t: &Token) -> bool {
         Kind::Ident => !KEYWORDS.contains(&t.val.as_str()) || t.val == "import",
         Kind::Str | Kind::Template | Kind::Regex | Kind::Num => true,
         Kind::Punct => t.is(b')') || t.is(b']'),
+        Kind::Comment => false,
     }
 }
 
@@ -377,14 +538,21 @@ fn is_value_end(t: &Token) -> bool {
 /// meaning`, `how to use`): prose, not code. Statements split by newlines count too, which is
 /// right: a multi-line snippet is not a reflected expression.
 fn juxtapositions(t: &[Token]) -> usize {
-    t.windows(2)
-        .filter(|w| {
-            let starts_value = match w[1].kind {
-                Kind::Ident => !KEYWORDS.contains(&w[1].val.as_str()),
-                Kind::Str | Kind::Num => true,
-                _ => false,
-            };
-            starts_value && is_value_end(&w[0]) && !(w[0].kind == Kind::Ident && w[0].val == "import")
-        })
-        .count()
+    // A long prose comment, or a string left open over prose (the rest of a collapsed
+    // multi-line snippet), counts as prose too.
+    let wordy = |x: &Token| x.val.len() > 24 && x.val.bytes().filter(|&b| b == b' ').count() >= 4;
+    t.iter().filter(|x| x.kind == Kind::Comment || x.kind == Kind::Str && x.subst && wordy(x)).count()
+        + t.windows(2)
+            .filter(|w| {
+                let starts_value = match w[1].kind {
+                    Kind::Ident => !KEYWORDS.contains(&w[1].val.as_str()),
+                    Kind::Str => !w[1].subst,
+                    Kind::Num => true,
+                    _ => false,
+                };
+                starts_value
+                    && is_value_end(&w[0])
+                    && !(w[0].kind == Kind::Ident && w[0].val == "import")
+            })
+            .count()
 }
