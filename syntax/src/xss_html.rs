@@ -74,7 +74,7 @@ impl Check for XssHtml {
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
         let encoded = input.bytes.contains(b'%');
         let tagged = input.bytes.contains(b'<');
-        let breakout = input.bytes.any(b"\"'") && input.bytes.contains(b'=');
+        let breakout = input.bytes.any(b"\"'") && input.bytes.contains(b'=') && attr_hint(input.text.as_bytes());
         if !tagged && !breakout && !encoded || input.text.len() > 256 * 1024 {
             return None;
         }
@@ -84,7 +84,7 @@ impl Check for XssHtml {
         if input.bytes.contains(b'%') && found.is_none_or(|(_, l)| l > 1) {
             let plain = crate::js_lex::percent_deep(input.text);
             if plain != input.text {
-                let again = judge(&plain, plain.contains('<'), plain.contains('='), 0);
+                let again = judge(&plain, plain.contains('<'), plain.contains('=') && attr_hint(plain.as_bytes()), 0);
                 if again.is_some_and(|(_, l)| found.is_none_or(|(_, b)| l < b)) {
                     found = again;
                 }
@@ -100,6 +100,23 @@ impl Check for XssHtml {
             level,
         })
     }
+}
+
+/// Some `=` follows an event-handler or URL attribute name: only then can a value without a
+/// tag break out of an attribute into a dangerous one (JSON and query strings rarely do).
+fn attr_hint(s: &[u8]) -> bool {
+    s.iter().enumerate().filter(|(_, &b)| b == b'=').take(256).any(|(eq, _)| {
+        let mut end = eq;
+        while end > 0 && eq - end < 8 && s[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        let mut start = end;
+        while start > 0 && end - start < 24 && (s[start - 1].is_ascii_alphabetic() || s[start - 1] == b':') {
+            start -= 1;
+        }
+        let name = String::from_utf8_lossy(&s[start..end]).to_ascii_lowercase();
+        is_event(&name) || URL_ATTRS.contains(&name.as_str()) || name == "srcdoc" || name.ends_with(":href")
+    })
 }
 
 /// The most confident finding in `text` as `(reason, level)`.
@@ -148,7 +165,7 @@ fn judge(text: &str, tagged: bool, breakout: bool, depth: usize) -> Option<(&'st
         }
     }
     // Injected into an unquoted attribute value: ` onfocus=alert(1) autofocus`.
-    if text.starts_with([' ', '\t', '\n', '/']) && text.contains('=') {
+    if breakout && text.starts_with([' ', '\t', '\n', '/']) {
         let (tag, _) = read_attrs(text.as_bytes(), 0, Tag::default());
         keep(&mut best, judge_breakout(&tag));
     }
@@ -267,7 +284,7 @@ fn judge_tag(tag: &Tag, content: &str, depth: usize) -> Option<(&'static str, u8
             .attrs
             .iter()
             .any(|(a, v)| matches!(a.as_str(), "src" | "href" | "xlink:href") && foreign_source(v));
-        let runs = foreign || !code.is_empty() && xss_js::level_of(code, 1).is_some();
+        let runs = foreign || !code.is_empty() && xss_js::level_of(code).is_some();
         let codeish =
             code.bytes().any(|b| matches!(b, b'(' | b'`' | b'=' | b';')) && !code.contains(' ');
         keep(
@@ -320,7 +337,7 @@ fn judge_breakout(tag: &Tag) -> Option<(&'static str, u8)> {
     for (name, raw) in &tag.attrs {
         let value = entities(raw);
         if is_event(name)
-            && (xss_js::level_of(&value, 1).is_some_and(|l| l <= 2)
+            && (xss_js::level_of(&value).is_some_and(|l| l <= 2)
                 || value.contains('(') && !value.contains(' '))
         {
             return Some(("xss:html-event-handler", 1));

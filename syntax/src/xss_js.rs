@@ -16,7 +16,32 @@
 //!   multi-line field (pasted code in a chat message), a string sink fed a variable.
 //! - level 3: network/navigation sinks (`fetch`, `import`, `document.write`) in plain code.
 
-use crate::js_lex::{fold, lex, Kind, Token, Val};
+use crate::js_lex::{lex, Kind, Token, Val};
+use std::cell::Cell;
+
+thread_local! {
+    /// Tokens the constant folder may still visit for the current value: every call site may
+    /// fold a long bracket, so the total is bounded to keep the check linear.
+    static FOLD_BUDGET: Cell<usize> = const { Cell::new(0) };
+}
+
+/// [`crate::js_lex::fold`] within the value's budget.
+fn fold(t: &[Token], from: usize, to: usize) -> Option<Val> {
+    let cost = to.saturating_sub(from) + 1;
+    let left = FOLD_BUDGET.with(Cell::get);
+    if cost > left {
+        return None;
+    }
+    FOLD_BUDGET.with(|b| b.set(left - cost));
+    crate::js_lex::fold(t, from, to)
+}
+
+/// Takes `n` from the budget if it holds that much.
+fn spend(n: usize) -> bool {
+    let left = FOLD_BUDGET.with(Cell::get);
+    FOLD_BUDGET.with(|b| b.set(left.saturating_sub(n)));
+    n <= left
+}
 use crate::{Check, Finding, Input};
 
 pub struct XssJs;
@@ -118,11 +143,15 @@ impl Check for XssJs {
         if !input.bytes.any(b"(`%") && !assigns || input.text.len() > 64 * 1024 {
             return None;
         }
-        let mut level = level_of(input.text, 0);
+        // `{{constructor.constructor('...')()}}` is a template expression: the SSTI check's.
+        if !worth_lexing(input) || input.text.contains("{{") && input.text.contains("}}") {
+            return None;
+        }
+        let mut level = level_of(input.text);
         if input.bytes.contains(b'%') && level != Some(1) {
             let plain = crate::js_lex::percent_deep(input.text);
             if plain != input.text {
-                level = match (level, level_of(&plain, 0)) {
+                level = match (level, level_of(&plain)) {
                     (Some(a), Some(b)) => Some(a.min(b)),
                     (a, b) => a.or(b),
                 };
@@ -137,8 +166,21 @@ impl Check for XssJs {
     }
 }
 
+/// Every finding needs a sink name, an escape, a bracket, a template literal or an encoding:
+/// prose with parentheses and none of those is not lexed.
+fn worth_lexing(input: &Input<'_>) -> bool {
+    input.bytes.any(b"[\\%`")
+        || SINKS.iter().any(|n| input.text.contains(n))
+        || input.text.contains("on") && input.text.contains("throw")
+}
+
 /// The lowest level at which `text` is a JavaScript expression reaching a sink.
-pub fn level_of(text: &str, depth: usize) -> Option<u8> {
+pub fn level_of(text: &str) -> Option<u8> {
+    FOLD_BUDGET.with(|b| b.set(8 * text.len() + 1024));
+    level_at(text, 0)
+}
+
+fn level_at(text: &str, depth: usize) -> Option<u8> {
     let mut best = jsfuck(text.as_bytes()).then_some(1u8);
     let long = text.len() > 1000 || text.bytes().filter(|&b| b == b'\n').count() >= 4;
     let consider = |best: &mut Option<u8>, level: Option<u8>| {
@@ -342,11 +384,11 @@ fn assignment(t: &[Token], k: usize, code_only: bool, injected: bool) -> Option<
         return Some(if code_only { 1 } else { 2 });
     }
     if matches!(target, "location" | "href") {
-        let end = (k + 2..t.len()).find(|&j| t[j].is(b';')).unwrap_or(t.len());
+        let end = (k + 2..t.len().min(k + 256)).find(|&j| t[j].is(b';')).unwrap_or(t.len().min(k + 256));
         if let Some(v) = fold(t, k + 1, end) {
             let s = v.into_string();
             let scheme: String = s.chars().filter(|c| !c.is_whitespace()).take(11).collect();
-            if scheme.eq_ignore_ascii_case("javascript:") && level_of(&s, 2).is_some() {
+            if scheme.eq_ignore_ascii_case("javascript:") && spend(s.len()) && level_at(&s, 2).is_some() {
                 return Some(1);
             }
         }
@@ -371,7 +413,10 @@ fn string_sink(
     if from >= to || to > t.len() {
         return if short && breakout { 2 } else { 4 };
     }
-    // The first argument ends at the first top-level comma.
+    // The first argument ends at the first top-level comma (nested sinks share the budget).
+    if !spend(to - from) {
+        return 3;
+    }
     let mut end = from;
     while end < to && !t[end].is(b',') {
         end = if t[end].partner != usize::MAX && t[end].partner > end {
@@ -415,7 +460,7 @@ fn string_sink(
         return 1;
     }
     if let Some(Val::Str(code)) = fold(t, from, end) {
-        if depth < 2 && level_of(&code, depth + 1).is_some() {
+        if depth < 2 && spend(code.len()) && level_at(&code, depth + 1).is_some() {
             return 1;
         }
     }

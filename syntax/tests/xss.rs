@@ -481,3 +481,74 @@ fn pool_recall_of_checks() {
         );
     }
 }
+
+/// Never panics, on truncated and corrupted variants and on pathological shapes.
+#[test]
+fn never_panics() {
+    let mut texts: Vec<String> = vec![
+        "(".repeat(5000),
+        "[".repeat(5000) + &"]".repeat(5000) + "(1)",
+        "a[".to_string() + &"'x'+".repeat(2000) + "'y'](1)".repeat(200).as_str(),
+        "eval(".repeat(2000),
+        "location=".repeat(3000),
+        "`${".repeat(1000),
+        "\\u{".repeat(1000),
+        "<a href=".repeat(2000),
+        "&#x".repeat(2000),
+        "<script>".repeat(1000),
+        "\"".repeat(3000) + "onx=" + &"(".repeat(1000),
+        "x'+alert(1)".repeat(1000),
+    ];
+    for fam in ["xss-js-expression", "xss-html"] {
+        for v in evasion::sample(evasion::family(fam).unwrap(), 99, 200) {
+            let p = v.payload;
+            let step = (p.chars().count() / 16).max(1);
+            for (i, _) in p.char_indices().step_by(step) {
+                texts.push(p[..i].to_string());
+                texts.push(p[i..].to_string());
+            }
+        }
+    }
+    for t in &texts {
+        for level in [1, 4] {
+            let _ = xss(t, Place::BodyValue, level);
+        }
+    }
+    // Linear time: the pathological shapes above each run well under a second in debug.
+    let start = std::time::Instant::now();
+    let big = "top['a'+'b'](1)(1)(1)".repeat(3000);
+    let _ = xss(&big, Place::BodyValue, 4);
+    assert!(start.elapsed().as_secs_f64() < 2.0, "slow: {:?}", start.elapsed());
+}
+
+/// The cost on a benign 1 KB JSON body (the engine's budget is 10 µs for all checks).
+#[test]
+#[ignore]
+fn benign_json_cost() {
+    let body = format!(
+        "{{\"user\":{{\"id\":123,\"name\":\"Jane O'Neil\",\"email\":\"jane@example.com\",\"bio\":\"{}\"}},\"tags\":[\"a\",\"b\"],\"url\":\"https://example.com/p?x=1&y=2\"}}",
+        "Loves hiking, photography and long walks on the beach. ".repeat(14)
+    );
+    let prose = format!(
+        "{{\"comment\":\"{}\",\"page\":\"/docs/intro?lang=en\"}}",
+        "I tried the new version (2.1) and it works; the docs (see section 3) could show more examples. ".repeat(10)
+    );
+    for body in [&body, &prose] {
+        let input = Input::new(body);
+        let n = 20_000;
+        let start = std::time::Instant::now();
+        for _ in 0..n {
+            for c in checks() {
+                std::hint::black_box(c.inspect(&input));
+            }
+        }
+        println!("{} bytes: {:.2} µs per body, both XSS checks", body.len(), start.elapsed().as_secs_f64() * 1e6 / n as f64);
+        for c in checks() {
+            let start = std::time::Instant::now();
+            for _ in 0..n {
+                std::hint::black_box(c.inspect(&input));
+            }
+            println!("  one check: {:.2} µs", start.elapsed().as_secs_f64() * 1e6 / n as f64);
+        }
+    }
+}
