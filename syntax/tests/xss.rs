@@ -219,6 +219,13 @@ const HARD_NEGATIVES: &[&str] = &[
     "2 < 3 and 5 > 4",
     "fetch the data (async)",
     "import pandas as pd",
+    "fetch('/api/users').then(r => r.json())",
+    "window.location.href = '/home'",
+    "img.src = 'photo.jpg'",
+    "location: Berlin (Germany)",
+    "How do I read document.cookie in JavaScript (for a login form)?",
+    "Use `eval` sparingly (it is slow)",
+    "<a href=\"javascript:void(0)\" class=\"btn\">Menu</a>",
 ];
 
 #[test]

