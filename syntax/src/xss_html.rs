@@ -296,6 +296,12 @@ fn judge_tag(tag: &Tag, content: &str, depth: usize) -> Option<(&'static str, u8
             },
         );
     }
+    // SVG animation writing an event-handler attribute: `<set attributeName=onclick to=...>`.
+    if tag.attrs.iter().any(|(a, v)| a == "attributename" && is_event(&entities(v).trim().to_ascii_lowercase()))
+        && tag.attrs.iter().any(|(a, _)| matches!(a.as_str(), "to" | "values" | "from" | "by"))
+    {
+        keep("xss:html-event-handler", 1);
+    }
     for (name, raw) in &tag.attrs {
         let value = entities(raw);
         if is_event(name) && !value.trim().is_empty() {

@@ -423,6 +423,21 @@ fn fp_scan_real_benign() {
         }
         scan(f, v);
     }
+    for (f, place) in [
+        ("fwaf_goodqueries_subset.jsonl", Place::QueryValue),
+        ("uap_core_user_agents.jsonl", Place::Header),
+        ("digitalocean_api_examples.jsonl", Place::BodyRaw),
+        ("graphql_spec_examples.jsonl", Place::BodyRaw),
+        ("otlp_json_examples.jsonl", Place::BodyRaw),
+    ] {
+        let mut v: Vec<(String, Place)> = Vec::new();
+        for t in texts(f, None) {
+            v.extend(query_values(&t).into_iter().map(|q| (q, Place::QueryValue)));
+            v.extend(json_strings(&t).into_iter().map(|s| (s, Place::BodyValue)));
+            v.push((t, place));
+        }
+        scan(f, v);
+    }
     for r in &report {
         println!("{r}");
     }
