@@ -122,6 +122,16 @@ fn recall(family: &str) -> f64 {
         }
     }
     let rate = hits as f64 / N as f64;
+    // Without the engine's decoded view (only the checks' own percent/entity/escape handling).
+    let plain_only = variants
+        .iter()
+        .filter(|v| {
+            let mut input = Input::new(&v.payload);
+            input.place = Place::QueryValue;
+            checks().iter().filter(|c| c.detector() == "xss").any(|c| c.inspect(&input).is_some())
+        })
+        .count();
+    println!("{family}: plain view only {:.2}%", plain_only as f64 * 100.0 / N as f64);
     println!("{family}: recall {:.2}% on {N} variants ({} distinct)", rate * 100.0, distinct.len());
     for (m, (h, n)) in &per {
         println!("  {m:<22} {:>6.2}%  ({h}/{n})", *h as f64 * 100.0 / *n as f64);
