@@ -6,6 +6,7 @@
 //! collapsed), emulated here in a few lines.
 
 use std::collections::BTreeMap;
+use evasion::place::json_string;
 use syntax::{checks, Finding, Input, Place};
 
 const N: usize = 2000;
@@ -397,22 +398,6 @@ fn fp_scan_real_benign() {
     }
 }
 
-fn json_escape(s: &str) -> String {
-    let mut out = String::new();
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 /// Recall of these checks alone on the pool's XSS rows, per source; the rows they miss are
 /// written to `$XSS_MISSED_DIR/<source>.jsonl` so the rule engine's eval can be run on them
 /// (`rampart eval --data $XSS_MISSED_DIR`) to measure rules ∪ checks.
@@ -440,8 +425,8 @@ fn pool_recall_of_checks() {
                 hit += 1;
             } else {
                 missed.push_str(&format!(
-                    "{{\"text\": \"{}\", \"label\": \"xss\", \"source\": \"{src}\"}}\n",
-                    json_escape(&t)
+                    "{{\"text\": {}, \"label\": \"xss\", \"source\": \"{src}\"}}\n",
+                    json_string(&t)
                 ));
             }
         }
