@@ -10,6 +10,7 @@
 
 mod bytes;
 mod graphql;
+pub mod js_lex;
 mod mail;
 mod protocol;
 mod registry;
@@ -18,6 +19,8 @@ mod shell_deobf;
 pub mod shell_unix;
 pub mod shell_windows;
 mod ssi;
+pub mod xss_html;
+pub mod xss_js;
 
 pub use bytes::ByteSet;
 pub use registry::checks;

