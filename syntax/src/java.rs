@@ -31,7 +31,8 @@ const EXECUTING: &[&str] = &[
     "bsh.Interpreter", "com.sun.org.apache.", "com.sun.rowset.", "com.sun.jndi.", "sun.misc.Unsafe",
     "org.springframework.context.support.", "org.springframework.beans.factory.", "org.springframework.expression.",
     "org.apache.commons.collections", "org.codehaus.groovy.runtime.", "freemarker.template.utility.Execute",
-    "java.io.File", "java.io.ObjectInputStream", "java.io.RandomAccessFile", "java.nio.file.", "java.net.Socket",
+    "java.io.File", "java.io.FileInputStream", "java.io.FileOutputStream", "java.io.FileReader", "java.io.FileWriter",
+    "java.io.ObjectInputStream", "java.io.RandomAccessFile", "java.nio.file.", "java.net.Socket",
     "java.net.URL", "ognl.", "org.apache.struts2.", "com.opensymphony.xwork2.",
 ];
 
@@ -188,7 +189,13 @@ fn name_use(t: &[u8], start: usize, end: usize, segs: usize) -> Option<(&'static
     let prev_new = start >= 4 && &t[start - 4..start] == b"new " || start >= 5 && t[start - 5..start].starts_with(b"new") && t[start - 2].is_ascii_whitespace();
     // Process and reflection chains, with or without a package.
     if called && (name.ends_with(b"Runtime.getRuntime") || name == b"getRuntime" && start > 0 && t[start - 1] == b'.') {
-        return Some(("java-injection:runtime-exec", 1));
+        // `getRuntime().exec(` runs a command; `getRuntime().availableProcessors()` does not.
+        let close = skip_ws(t, skip_ws(t, after + 1));
+        let next = skip_ws(t, close + 1);
+        let exec = t.get(close) == Some(&b')') && t.get(next) == Some(&b'.') && starts(t, skip_ws(t, next + 1), "exec");
+        if exec || !executing(name) {
+            return Some(("java-injection:runtime-exec", if exec { 1 } else { 2 }));
+        }
     }
     if called && (last == b"forName" && (segs >= 2 || start > 0 && t[start - 1] == b'.')) {
         let arg = skip_ws(t, after + 1);
@@ -225,7 +232,17 @@ fn name_use(t: &[u8], start: usize, end: usize, segs: usize) -> Option<(&'static
     let trim = |b: &u8| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'');
     let head = t[..start].iter().all(trim);
     let tail = t[end..].iter().all(trim);
-    if head && tail {
+    // A JSON value `"@type": "com.sun.rowset.JdbcRowSetImpl"` or an XML attribute
+    // `class="java.beans.EventHandler"`: the quoted class after `:` or `=`.
+    let quoted = start > 0 && matches!(t[start - 1], b'"' | b'\'') && t.get(end) == Some(&t[start - 1]);
+    let assigned = quoted && {
+        let mut j = start - 1;
+        while j > 0 && t[j - 1].is_ascii_whitespace() {
+            j -= 1;
+        }
+        j > 0 && matches!(t[j - 1], b':' | b'=')
+    };
+    if (head && tail) || assigned {
         return Some(("java-injection:class-name", 1));
     }
     Some(("java-injection:class-name", 2))

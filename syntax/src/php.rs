@@ -77,27 +77,37 @@ impl Check for Php {
 /// Java check.
 pub(crate) fn pasted_source(text: &str) -> bool {
     let bytes = text.as_bytes();
-    if bytes.len() > 400 || text.contains("```") {
+    // Length alone does not decide: a Struts OGNL or an obfuscated PHP payload is a long single
+    // line with hardly a word of prose.
+    if bytes.len() > 4000 || text.contains("```") {
         return true;
     }
     let lines = bytes.iter().filter(|&&b| b == b'\n').count();
     if lines >= 4 {
         return true;
     }
-    // Prose: runs of two or more letters separated by single spaces, as in a sentence.
+    // Prose: words of two or more letters followed by a space and another word, as in a
+    // sentence (`getInstance ( #x` in spaced-out code is not).
     let mut words = 0;
     let mut run = 0;
-    for &b in bytes {
+    for (i, &b) in bytes.iter().enumerate() {
         if b.is_ascii_alphabetic() {
             run += 1;
-        } else {
-            if run >= 2 && (b == b' ' || b == b',' || b == b'?') {
+            continue;
+        }
+        if run >= 2 {
+            let next = match (b, bytes.get(i + 1)) {
+                (b' ', Some(&n)) => Some(n),
+                (b',', Some(b' ')) => bytes.get(i + 2).copied(),
+                _ => None,
+            };
+            if next.is_some_and(|n| n.is_ascii_alphabetic()) {
                 words += 1;
             }
-            run = 0;
         }
+        run = 0;
     }
-    words >= 12
+    words >= 8
 }
 
 fn is_ident(b: u8) -> bool {
@@ -114,9 +124,11 @@ fn skip_gap(t: &[u8], mut i: usize) -> usize {
                 Some(end) => i = end + 2,
                 None => return i,
             },
+            // A `#` comment runs to the end of the line; in a decoded view the line break has
+            // become a space, so a `#` without one is read as an empty comment.
             b'#' => match t[i..limit].iter().position(|&b| b == b'\n') {
                 Some(nl) => i += nl + 1,
-                None => return i,
+                None => i += 1,
             },
             _ => return i,
         }
@@ -241,7 +253,11 @@ fn variable(t: &[u8], at: usize) -> Option<(&'static str, u8)> {
     let arg_byte = t.get(arg).copied().unwrap_or(b')');
     let php_arg = arg_byte == b'$' || arg_byte == b'`';
     let string_arg = arg_byte == b'\'' || arg_byte == b'"';
-    if superglobal || php_arg || (string_arg && !JS_DOLLAR.contains(&name.as_str()) && open == i) {
+    let bare_arg = arg_byte.is_ascii_alphabetic() && {
+        let (_, end) = ident_at(t, arg);
+        t.get(end) == Some(&b')')
+    };
+    if superglobal || php_arg || ((string_arg || bare_arg) && !JS_DOLLAR.contains(&name.as_str()) && open == i) {
         return Some(("php-injection:variable-function", 1));
     }
     None
@@ -357,18 +373,18 @@ fn word_construct(t: &[u8], i: usize, end: usize, word: &str, prev_word: &str) -
             let after = skip_gap(t, inner_end);
             match t.get(after) {
                 Some(b'(') => HELPERS.contains(&inner.as_str()) || SINKS.contains(&inner.as_str()),
-                Some(b')') => {
-                    // A bare constant (`system(id)`): code only at the start of a statement,
-                    // not as a plural in prose (`the system(s)`).
+                Some(b')' | b',') => {
+                    // A bare constant (`system(id)`): for a sink that is also an English word,
+                    // code only when written tight at the start of a statement — not a plural
+                    // (`the system(s)`) or a gloss (`system (noun)`).
                     let tight = open == end;
                     let not_plural = !matches!(inner.as_str(), "s" | "es" | "ies");
-                    let at_statement = statement_start(t, i);
-                    tight && not_plural && (at_statement || !WORDS.contains(&word))
+                    not_plural && (!WORDS.contains(&word) || tight && statement_start(t, i))
                 }
                 _ => false,
             }
         }
-        Some(c) if c.is_ascii_digit() => word == "var_dump" || word == "print_r",
+        Some(c) if c.is_ascii_digit() => !WORDS.contains(&word),
         _ => false,
     };
     strong.then_some(("php-injection:function-call", 1))

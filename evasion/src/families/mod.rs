@@ -2,7 +2,15 @@
 
 use crate::Family;
 
-static FAMILIES: &[&dyn Family] = &[];
+mod java;
+mod jndi;
+mod php;
+
+static FAMILIES: &[&dyn Family] = &[
+    &php::PhpInjection,
+    &java::JavaInjection,
+    &jndi::Jndi,
+];
 
 pub fn families() -> &'static [&'static dyn Family] {
     FAMILIES

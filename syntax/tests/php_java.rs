@@ -1,0 +1,309 @@
+//! Recall of the php-injection, java-injection and JNDI checks on the evasion suite's variants,
+//! hand-written hard negatives, and (ignored) an FP scan over the real benign files in
+//! `RAMPART_DATA`: `cargo test -p rampart-syntax --test php_java -- --ignored --nocapture`.
+
+use std::collections::BTreeMap;
+
+use syntax::{checks, Finding, Input, Place};
+
+/// Roughly the engine's decoded view: percent layers, `\uXXXX`, `/* */` comments removed and
+/// whitespace collapsed (the engine does more; this is what the families need).
+fn decoded(text: &str) -> String {
+    let mut cur = text.to_string();
+    for _ in 0..4 {
+        let next = percent(&cur);
+        if next == cur {
+            break;
+        }
+        cur = next;
+    }
+    let cur = unicode_escapes(&cur);
+    let mut out = String::new();
+    let mut rest = cur.as_str();
+    while let Some(at) = rest.find("/*") {
+        out.push_str(&rest[..at]);
+        match rest[at + 2..].find("*/") {
+            Some(end) => rest = &rest[at + 2 + end + 2..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn percent(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() + 0 && i + 2 <= b.len() - 1 {
+            if let Ok(v) = u8::from_str_radix(&text[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn unicode_escapes(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("\\u") {
+        out.push_str(&rest[..at]);
+        let hex = rest.get(at + 2..at + 6).and_then(|h| u32::from_str_radix(h, 16).ok()).and_then(char::from_u32);
+        match hex {
+            Some(c) => {
+                out.push(c);
+                rest = &rest[at + 6..];
+            }
+            None => {
+                out.push_str("\\u");
+                rest = &rest[at + 2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The best finding of `detector` on the text and its decoded view, as the engine runs checks.
+fn detect(text: &str, place: Place, name: &str, detector: &str, level: u8) -> Option<Finding> {
+    let plain = text.to_string();
+    let dec = decoded(text);
+    for (view, is_decoded) in [(&plain, false), (&dec, true)] {
+        let mut input = Input::new(view);
+        input.place = place;
+        input.name = name;
+        input.decoded = is_decoded;
+        input.sensitivity = level;
+        if let Some(f) = checks().iter().filter(|c| c.detector() == detector).find_map(|c| c.inspect(&input)) {
+            return Some(f);
+        }
+    }
+    None
+}
+
+fn recall(family: &str, detector: &str, n: usize) -> f64 {
+    let fam = evasion::family(family).expect("family registered");
+    let variants = evasion::sample(fam, 12, n);
+    let mut per: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    let mut caught = 0;
+    let mut missed = Vec::new();
+    for v in &variants {
+        let (place, name) = match &v.carrier {
+            evasion::Carrier::Header(h) => (Place::Header, *h),
+            _ => (Place::QueryValue, "q"),
+        };
+        let hit = detect(&v.payload, place, name, detector, 1).is_some();
+        for m in v.mutation.split('+') {
+            let e = per.entry(m.to_string()).or_default();
+            e.1 += 1;
+            if hit {
+                e.0 += 1;
+            }
+        }
+        if hit {
+            caught += 1;
+        } else if missed.len() < 15 {
+            missed.push(format!("[{}] {}", v.mutation, v.payload));
+        }
+    }
+    let rate = caught as f64 / variants.len() as f64;
+    println!("{family}: {caught}/{} = {:.1}%", variants.len(), rate * 100.0);
+    for (m, (c, t)) in &per {
+        println!("  {m:<28} {c:>5}/{t:<5} {:.1}%", *c as f64 * 100.0 / *t as f64);
+    }
+    for m in &missed {
+        println!("  MISS {m}");
+    }
+    rate
+}
+
+#[test]
+fn php_recall() {
+    assert!(recall("php-injection", "php-injection", 2000) >= 0.95);
+}
+
+#[test]
+fn java_recall() {
+    assert!(recall("java-injection", "java-injection", 2000) >= 0.95);
+}
+
+#[test]
+fn jndi_recall() {
+    assert!(recall("jndi", "deserialization", 2000) >= 0.95);
+}
+
+/// Realistic text that names the same functions, classes and `${...}` syntax without being an
+/// attack: none may fire at level 1.
+const HARD_NEGATIVES: &[&str] = &[
+    "Exception in thread \"main\" java.lang.NullPointerException\n\tat com.example.App.main(App.java:14)",
+    "\tat java.lang.ProcessBuilder.start(ProcessBuilder.java:1048)",
+    "at java.lang.Thread.run(Thread.java:748)",
+    "Caused by: java.io.FileNotFoundException: /tmp/x (No such file or directory)",
+    "at sun.reflect.NativeMethodAccessorImpl.invoke0(Native Method)",
+    "at org.springframework.beans.factory.support.AbstractBeanFactory.getBean(AbstractBeanFactory.java:202)",
+    "java.lang.ClassNotFoundException: com.mysql.jdbc.Driver",
+    "Why does my Spring Boot app log org.springframework.context.support.AbstractApplicationContext refresh warnings on startup?",
+    "How do I call Runtime.getRuntime().availableProcessors() from Kotlin and why does it return 1 in Docker?",
+    "system requirements: 8 GB RAM, 64-bit OS",
+    "system (noun): a set of connected things or parts forming a complex whole",
+    "Executive summary: the exec(s) approved the budget",
+    "Please include https://docs.example.com/guide in the release notes",
+    "How do I use file_exists in PHP to check a directory? The docs say it returns bool.",
+    "What is the difference between include and require in PHP?",
+    "PHP's system function runs a command; is passthru safer?",
+    "export PATH=${HOME}/bin:${PATH}",
+    "echo \"Hello ${name:-world}\"",
+    "Dear ${firstName}, your order ${orderId} has shipped",
+    "${user.name} logged in from ${remote.addr}",
+    "Hello %{name}, you have %{count} new messages",
+    "#{user.firstName} #{user.lastName}",
+    "see #request-handling and #context in the README",
+    "[Installation](#installation) [Usage](#usage)",
+    "john.doe@example.com",
+    "support@java.example.org",
+    "com.example.android.MainActivity",
+    "org.apache.http.impl.client.CloseableHttpClient",
+    "java.util.concurrent.TimeoutException: deadline exceeded",
+    "jndi: Java Naming and Directory Interface overview",
+    "The ldap:// URL in the config points to our directory server",
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
+    "Dalvik/2.1.0 (Linux; U; Android 13; Pixel 7 Build/TQ3A.230805.001)",
+    "Apache-HttpClient/4.5.13 (Java/17.0.2)",
+    "$(document).ready(function () { init(); })",
+    "$t('checkout.title')",
+    "this.$emit('close')",
+    "regex.exec(input)",
+    "db.users.find().exec(cb)",
+    "$stmt->execute(); $pdo->exec('SET NAMES utf8')",
+    "O'Reilly's \"Learning PHP\" (5th ed.)",
+    "price: $5 (USD) or $6 (CAD)",
+    "shell.example.com/cmd/status",
+    "/docs/php/manual.php?page=system",
+    "/index.php?option=com_content&view=article&id=12",
+    "c99 is a C standard; r57 is a road",
+    "The Process Builder in Salesforce automates records",
+    "T(x) = 2x + 1",
+    "#{count} items in cart",
+    "eval is evil, said Crockford",
+    "Use Class.forName only for legacy JDBC drivers, see the FAQ section about it for details",
+    "<?xml version=\"1.0\" encoding=\"UTF-8\"?><note>hi</note>",
+];
+
+#[test]
+fn hard_negatives_pass_at_level_1() {
+    let mut fired = Vec::new();
+    for text in HARD_NEGATIVES {
+        for detector in ["php-injection", "java-injection", "deserialization"] {
+            if let Some(f) = detect(text, Place::QueryValue, "q", detector, 1) {
+                fired.push(format!("{} <- {text}", f.reason));
+            }
+        }
+    }
+    assert!(fired.is_empty(), "{fired:#?}");
+}
+
+/// Every JSON string literal in a line, escapes undone (keys included: they never fire).
+fn json_strings(line: &str) -> Vec<String> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let mut s = String::new();
+        i += 1;
+        let mut start = i;
+        while i < b.len() && b[i] != b'"' {
+            if b[i] == b'\\' && i + 1 < b.len() {
+                s.push_str(&line[start..i]);
+                let c = b[i + 1];
+                i += 2;
+                match c {
+                    b'n' => s.push('\n'),
+                    b't' => s.push('\t'),
+                    b'r' => s.push('\r'),
+                    b'u' if i + 4 <= b.len() => {
+                        if let Some(ch) = line.get(i..i + 4).and_then(|h| u32::from_str_radix(h, 16).ok()).and_then(char::from_u32) {
+                            s.push(ch);
+                        }
+                        i += 4;
+                    }
+                    other => s.push(other as char),
+                }
+                start = i;
+            } else {
+                i += 1;
+            }
+        }
+        s.push_str(&line[start.min(b.len())..i.min(b.len())]);
+        out.push(s);
+        i += 1;
+    }
+    out
+}
+
+#[test]
+#[ignore]
+fn fp_scan_real_benign() {
+    let dir = std::env::var("RAMPART_DATA").unwrap_or_else(|_| "/work/shared/datasets".into());
+    let files = [
+        "sharegpt_user_messages.jsonl", "har_fixture_parts.jsonl", "requests/har_fixture_requests.jsonl",
+        "requests/node_soap_requests.jsonl", "digitalocean_api_examples.jsonl", "uap_core_user_agents.jsonl",
+        "csic2010_lines.jsonl", "fwaf_goodqueries_subset.jsonl", "otlp_json_examples.jsonl", "graphql_spec_examples.jsonl",
+    ];
+    for level in [1u8, 2] {
+        println!("== level {level}");
+        for file in files {
+            let Ok(text) = std::fs::read_to_string(format!("{dir}/{file}")) else { continue };
+            let mut rows = 0;
+            let mut hits: BTreeMap<&str, usize> = BTreeMap::new();
+            let mut examples = Vec::new();
+            for line in text.lines() {
+                if line.contains("\"label\"") && !line.contains("\"benign\"") {
+                    continue;
+                }
+                rows += 1;
+                let mut fields = Vec::new();
+                for s in json_strings(line) {
+                    if s.contains('&') || s.contains('?') {
+                        for part in s.split(['&', '?', ';']) {
+                            let value = part.split_once('=').map_or(part, |(_, v)| v);
+                            fields.push(percent(&value.replace('+', " ")));
+                        }
+                    }
+                    fields.push(s);
+                }
+                let mut row_reasons = Vec::new();
+                for f in &fields {
+                    for detector in ["php-injection", "java-injection", "deserialization"] {
+                        if let Some(found) = detect(f, Place::QueryValue, "q", detector, level) {
+                            if !row_reasons.contains(&found.reason) {
+                                row_reasons.push(found.reason);
+                                if examples.len() < 12 {
+                                    examples.push(format!("{} | {}", found.reason, f.chars().take(160).collect::<String>().replace('\n', "\\n")));
+                                }
+                            }
+                        }
+                    }
+                }
+                for r in row_reasons {
+                    *hits.entry(r).or_default() += 1;
+                }
+            }
+            println!("{file}: {rows} rows, hits {hits:?}");
+            for e in &examples {
+                println!("    {e}");
+            }
+        }
+    }
+}
