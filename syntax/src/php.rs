@@ -82,8 +82,12 @@ pub(crate) fn pasted_source(text: &str) -> bool {
     if bytes.len() > 4000 || text.contains("```") {
         return true;
     }
+    // Lines, or — in the engine's decoded view, where line breaks have become spaces —
+    // statements and blocks.
     let lines = bytes.iter().filter(|&&b| b == b'\n').count();
-    if lines >= 4 {
+    let statements = bytes.iter().filter(|&&b| b == b';').count();
+    let blocks = bytes.iter().filter(|&&b| b == b'{').count();
+    if lines >= 4 || statements >= 6 || blocks >= 4 {
         return true;
     }
     // Prose: words of two or more letters followed by a space and another word, as in a
@@ -253,7 +257,9 @@ fn variable(t: &[u8], at: usize) -> Option<(&'static str, u8)> {
     let arg_byte = t.get(arg).copied().unwrap_or(b')');
     let php_arg = arg_byte == b'$' || arg_byte == b'`';
     let string_arg = arg_byte == b'\'' || arg_byte == b'"';
-    let bare_arg = arg_byte.is_ascii_alphabetic() && {
+    // A bare constant argument only for the short variable names webshells use (`$f(id)`), not
+    // JavaScript's `$ensureProvider(providerId)`.
+    let bare_arg = arg_byte.is_ascii_alphabetic() && name.len() <= 4 && {
         let (_, end) = ident_at(t, arg);
         t.get(end) == Some(&b')')
     };
@@ -379,7 +385,8 @@ fn word_construct(t: &[u8], i: usize, end: usize, word: &str, prev_word: &str) -
                     // (`the system(s)`) or a gloss (`system (noun)`).
                     let tight = open == end;
                     let not_plural = !matches!(inner.as_str(), "s" | "es" | "ies");
-                    not_plural && (!WORDS.contains(&word) || tight && statement_start(t, i))
+                    let command_sink = matches!(word, "system" | "exec");
+                    not_plural && (!WORDS.contains(&word) || command_sink && tight && statement_start(t, i))
                 }
                 _ => false,
             }
