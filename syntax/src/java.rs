@@ -122,6 +122,7 @@ fn frame_location(t: &[u8], open: usize) -> bool {
 /// The first Java construct in `t` with its base level.
 fn find(t: &[u8]) -> Option<(&'static str, u8)> {
     let mut best: Option<(&'static str, u8)> = None;
+    let mut el_scanned_to: usize = 0;
     let mut i = 0;
     while i < t.len() {
         let b = t[i];
@@ -140,9 +141,13 @@ fn find(t: &[u8]) -> Option<(&'static str, u8)> {
                 }
             }
             b'{' if i > 0 && matches!(t[i - 1], b'$' | b'#' | b'%' | b'*') => {
-                let end = (i + 240).min(t.len());
-                let inner = &t[i + 1..end];
-                let inner = &inner[..inner.iter().position(|&b| b == b'}').unwrap_or(inner.len())];
+                let limit = (i + 240).min(t.len());
+                let end = t[i + 1..limit].iter().position(|&b| b == b'}').map_or(limit, |p| i + 1 + p);
+                // Wrappers overlap (`#{#{#{...`): a region already searched is not searched
+                // again, keeping the scan linear; the overlap covers a marker cut at its edge.
+                let from = (i + 1).max(el_scanned_to.saturating_sub(24)).min(end);
+                el_scanned_to = el_scanned_to.max(end);
+                let inner = &t[from..end];
                 // The wrapper ends at the first `}`; payloads with inner braces are still caught
                 // by their first part or by the other forms below.
                 if EL_MARKERS.iter().any(|m| inner.windows(m.len()).any(|w| w == m.as_bytes())) {

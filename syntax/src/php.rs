@@ -66,10 +66,24 @@ impl Check for Php {
         if !input.bytes.any(b"(<`:.$") {
             return None;
         }
+        // Calls, openers and backticks need `(`, `<` or a backtick; without them only a
+        // wrapper (`php://`), a webshell path or (level 2) a superglobal can be present, and
+        // those need `:`, `.` or `$` before the full scan runs.
+        let code_bytes = input.bytes.any(b"(<`");
+        let wrapper_or_path = input.bytes.contains(b':') && input.bytes.contains(b'/') || input.bytes.contains(b'.');
+        if !code_bytes && !(wrapper_or_path && mentions_php(input.text.as_bytes())) && !(input.sensitivity >= 2 && input.bytes.contains(b'$')) {
+            return None;
+        }
         let reason = find(input.text.as_bytes())?;
         let level = if pasted_source(input.text) { 2 } else { reason.1 };
         (level <= input.sensitivity).then_some(Finding { reason: reason.0, score: 0.95, level })
     }
+}
+
+/// A trigram of `php`, `expect`, `phar`, `data`, `include` or `require` occurs (any case): the
+/// forms without `(` need one.
+fn mentions_php(t: &[u8]) -> bool {
+    t.windows(3).any(|w| [b"php", b"ect", b"har", b"ata", b"lud", b"uir"].iter().any(|g| w.eq_ignore_ascii_case(*g)))
 }
 
 /// A field that is a chat message or a pasted source file rather than a parameter: long,
@@ -148,14 +162,60 @@ fn find_from(t: &[u8], from: usize, needle: &[u8], limit: usize) -> Option<usize
     t[from..end].windows(needle.len()).position(|w| w == needle).map(|p| p + from)
 }
 
-/// Lower-cased identifier starting at `i` (at most 32 bytes) and its end.
-fn ident_at(t: &[u8], i: usize) -> (String, usize) {
+/// For each first letter, a bit per length of the words [`word_construct`] knows (sinks and
+/// keywords): most identifiers of a benign field are rejected by one lookup instead of a
+/// comparison with every name.
+const CANDIDATES: [u32; 26] = {
+    let mut table = [0u32; 26];
+    let mut k = 0;
+    while k < SINKS.len() + KEYWORDS.len() {
+        let w = if k < SINKS.len() { SINKS[k] } else { KEYWORDS[k - SINKS.len()] }.as_bytes();
+        table[(w[0] - b'a') as usize] |= 1 << w.len();
+        k += 1;
+    }
+    table
+};
+
+/// Statements that are not calls but take code or a file: `include 'http://...'`, `echo `id``.
+const KEYWORDS: &[&str] = &["include", "include_once", "require", "require_once", "echo", "print"];
+
+fn candidate(word: &Word) -> bool {
+    let first = word.buf[0];
+    first.is_ascii_lowercase() && word.len < 32 && CANDIDATES[(first - b'a') as usize] & (1 << word.len) != 0
+}
+
+/// A lower-cased identifier of at most 32 bytes, held without allocating (the check runs on
+/// every field, so a benign field must cost no allocation per word).
+#[derive(Clone, Copy)]
+struct Word {
+    buf: [u8; 32],
+    len: usize,
+}
+
+impl Word {
+    const EMPTY: Word = Word { buf: [0; 32], len: 0 };
+
+    fn as_str(&self) -> &str {
+        std::str::from_utf8(&self.buf[..self.len]).unwrap_or("")
+    }
+
+    fn push(&mut self, b: u8) {
+        if self.len < self.buf.len() {
+            self.buf[self.len] = b.to_ascii_lowercase();
+            self.len += 1;
+        }
+    }
+}
+
+/// Lower-cased identifier starting at `i` (at most 32 bytes kept) and its end.
+fn ident_at(t: &[u8], i: usize) -> (Word, usize) {
+    let mut word = Word::EMPTY;
     let mut end = i;
     while end < t.len() && is_ident(t[end]) {
+        word.push(t[end]);
         end += 1;
     }
-    let take = (end - i).min(32);
-    (t[i..i + take].iter().map(|b| b.to_ascii_lowercase() as char).collect(), end)
+    (word, end)
 }
 
 fn starts_with_ci(t: &[u8], i: usize, word: &[u8]) -> bool {
@@ -171,7 +231,7 @@ fn find(t: &[u8]) -> Option<(&'static str, u8)> {
         }
     };
     let mut i = 0;
-    let mut prev_word = String::new();
+    let mut prev_word = Word::EMPTY;
     while i < t.len() {
         let b = t[i];
         if b == b'$' {
@@ -211,8 +271,10 @@ fn find(t: &[u8]) -> Option<(&'static str, u8)> {
         }
         if (b.is_ascii_alphabetic() || b == b'_') && (i == 0 || !(is_ident(t[i - 1]) || t[i - 1] == b'$' || t[i - 1] == b'\\')) {
             let (word, end) = ident_at(t, i);
-            if let Some(found) = word_construct(t, i, end, &word, &prev_word) {
-                return Some(found);
+            if candidate(&word) {
+                if let Some(found) = word_construct(t, i, end, word.as_str(), prev_word.as_str()) {
+                    return Some(found);
+                }
             }
             prev_word = word;
             i = end;
@@ -232,7 +294,9 @@ fn variable(t: &[u8], at: usize) -> Option<(&'static str, u8)> {
     let name;
     if t.get(i) == Some(&b'{') {
         let close = t[i..(i + 40).min(t.len())].iter().position(|&b| b == b'}')?;
-        name = t[i + 1..i + close].iter().filter(|b| is_ident(**b)).map(|b| b.to_ascii_lowercase() as char).collect::<String>();
+        let mut word = Word::EMPTY;
+        t[i + 1..i + close].iter().filter(|b| is_ident(**b)).for_each(|&b| word.push(b));
+        name = word;
         i += close + 1;
     } else {
         if !t.get(i).is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') {
@@ -242,7 +306,8 @@ fn variable(t: &[u8], at: usize) -> Option<(&'static str, u8)> {
         name = word;
         i = end;
     }
-    let superglobal = SUPERGLOBALS.contains(&name.as_str());
+    let name = name.as_str();
+    let superglobal = SUPERGLOBALS.contains(&name);
     let mut subscripts = 0;
     while t.get(i) == Some(&b'[') && subscripts < 3 {
         let close = t[i..(i + 40).min(t.len())].iter().position(|&b| b == b']')?;
@@ -263,7 +328,7 @@ fn variable(t: &[u8], at: usize) -> Option<(&'static str, u8)> {
         let (_, end) = ident_at(t, arg);
         t.get(end) == Some(&b')')
     };
-    if superglobal || php_arg || ((string_arg || bare_arg) && !JS_DOLLAR.contains(&name.as_str()) && open == i) {
+    if superglobal || php_arg || ((string_arg || bare_arg) && !JS_DOLLAR.contains(&name) && open == i) {
         return Some(("php-injection:variable-function", 1));
     }
     None
@@ -272,14 +337,17 @@ fn variable(t: &[u8], at: usize) -> Option<(&'static str, u8)> {
 /// A concatenation of string literals called as a function: `"sys"."tem"(...)`,
 /// `('ex'.'ec')(...)` — when the literals spell a sink.
 fn string_callee(t: &[u8], at: usize) -> bool {
-    let mut name = String::new();
+    let mut name = Word::EMPTY;
     let mut i = at;
     let mut parts = 0;
     loop {
         let quote = t[i];
         let limit = (i + 41).min(t.len());
         let Some(len) = t[i + 1..limit].iter().position(|&b| b == quote) else { return false };
-        name.extend(t[i + 1..i + 1 + len].iter().map(|b| b.to_ascii_lowercase() as char));
+        if len > 32 {
+            return false;
+        }
+        t[i + 1..i + 1 + len].iter().for_each(|&b| name.push(b));
         parts += 1;
         i = skip_gap(t, i + len + 2);
         while t.get(i) == Some(&b')') {
@@ -291,7 +359,7 @@ fn string_callee(t: &[u8], at: usize) -> bool {
                 while t.get(i) == Some(&b'(') {
                     i = skip_gap(t, i + 1);
                 }
-                if !matches!(t.get(i), Some(b'\'' | b'"')) || parts > 12 || name.len() > 40 {
+                if !matches!(t.get(i), Some(b'\'' | b'"')) || parts > 12 || name.len >= 32 {
                     return false;
                 }
             }
@@ -329,7 +397,8 @@ fn webshell_before(t: &[u8], dot: usize) -> bool {
     if dot - start > 24 {
         return false;
     }
-    let name: String = t[start..dot].iter().map(|b| b.to_ascii_lowercase() as char).collect();
+    let mut name = Word::EMPTY;
+    t[start..dot].iter().for_each(|&b| name.push(b));
     WEBSHELLS.contains(&name.as_str())
 }
 

@@ -353,3 +353,40 @@ fn pool_attack_rows() {
         }
     }
 }
+
+/// Linear time on adversarial shapes and a few microseconds on a benign 1 KB JSON body.
+#[test]
+fn cost_is_linear_and_small() {
+    let shapes = ["${", "${a:-", "'", "\"sys\".", "(", "$a[", "system(", "<?", "@java.lang.X", "(#a", "#{", "java.lang.Runtime.", "/*", "#", "${lower:", "}"];
+    for shape in shapes {
+        let text = shape.repeat(200_000 / shape.len());
+        let started = std::time::Instant::now();
+        for detector in ["php-injection", "java-injection", "deserialization"] {
+            let _ = detect(&text, Place::QueryValue, "q", detector, 4);
+        }
+        let took = started.elapsed();
+        assert!(took.as_millis() < 2000, "{shape}: {took:?}");
+    }
+    let body = r#"{"user":{"id":42,"name":"Alex Doe","email":"alex@example.com","bio":"Loves hiking, photography and open source. Based in Lisbon.","tags":["rust","waf","security"],"prefs":{"theme":"dark","lang":"en-US","tz":"Europe/Lisbon"}},"cart":[{"sku":"A-100","qty":2,"price":19.99},{"sku":"B-220","qty":1,"price":5.5}],"note":"Please leave the parcel at the door (ring twice). Thanks!","ts":"2024-05-01T10:00:00Z","ua":"Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36","ref":"https://www.example.com/products/hiking?utm_source=news&utm_medium=email"}"#;
+    let input = Input::new(body);
+    let started = std::time::Instant::now();
+    let rounds = 20_000;
+    for _ in 0..rounds {
+        for check in checks() {
+            std::hint::black_box(check.inspect(&input));
+        }
+    }
+    println!("benign {} B body, all three checks: {:?} per body", body.len(), started.elapsed() / rounds);
+    let started = std::time::Instant::now();
+    for _ in 0..rounds {
+        std::hint::black_box(syntax::ByteSet::of(std::hint::black_box(body)));
+    }
+    println!("  baseline ByteSet::of: {:?}", started.elapsed() / rounds);
+    for check in checks() {
+        let started = std::time::Instant::now();
+        for _ in 0..rounds {
+            std::hint::black_box(check.inspect(&input));
+        }
+        println!("  {}: {:?}", check.detector(), started.elapsed() / rounds);
+    }
+}
