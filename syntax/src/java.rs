@@ -47,6 +47,15 @@ const EL_MARKERS: &[&str] = &[
     "T(java.", "T (java.", "java.lang.", "getServletContext", "getWriter", "exec(", "OgnlContext", "#cmd",
 ];
 
+/// One of [`EL_MARKERS`] starts at `p` and ends before `end` (markers are tried only where
+/// the byte can start one).
+fn marker_at(t: &[u8], p: usize, end: usize) -> bool {
+    if !matches!(t[p], b'g' | b'f' | b'P' | b'n' | b'i' | b'S' | b'@' | b'#' | b'T' | b'j' | b'e' | b'O' | b'l') {
+        return false;
+    }
+    EL_MARKERS.iter().any(|m| p + m.len() <= end && starts(t, p, m))
+}
+
 impl Check for Java {
     fn detector(&self) -> &'static str {
         "java-injection"
@@ -147,10 +156,9 @@ fn find(t: &[u8]) -> Option<(&'static str, u8)> {
                 // again, keeping the scan linear; the overlap covers a marker cut at its edge.
                 let from = (i + 1).max(el_scanned_to.saturating_sub(24)).min(end);
                 el_scanned_to = el_scanned_to.max(end);
-                let inner = &t[from..end];
                 // The wrapper ends at the first `}`; payloads with inner braces are still caught
                 // by their first part or by the other forms below.
-                if EL_MARKERS.iter().any(|m| inner.windows(m.len()).any(|w| w == m.as_bytes())) {
+                if (from..end).any(|p| marker_at(t, p, end)) {
                     return Some(("java-injection:expression", 1));
                 }
             }
