@@ -33,11 +33,14 @@ const EXECUTING: &[&str] = &[
     "org.apache.commons.collections", "org.codehaus.groovy.runtime.", "freemarker.template.utility.Execute",
     "java.io.File", "java.io.FileInputStream", "java.io.FileOutputStream", "java.io.FileReader", "java.io.FileWriter",
     "java.io.ObjectInputStream", "java.io.RandomAccessFile", "java.nio.file.", "java.net.Socket",
-    "java.net.URL", "ognl.", "org.apache.struts2.", "com.opensymphony.xwork2.",
+    "java.net.URL", "ognl.", "org.apache.struts2.", "com.opensymphony.xwork2.", "org.apache.xbean.",
+    "org.apache.shiro.jndi.", "ch.qos.logback.core.db.", "com.zaxxer.hikari.", "org.apache.tomcat.dbcp.",
+    "org.apache.commons.dbcp", "com.mchange.v2.c3p0.", "br.com.anteros.dbcp.", "org.apache.ibatis.datasource.",
+    "org.apache.commons.configuration.JNDIConfiguration", "org.mozilla.javascript.", "org.python.core.",
 ];
 
 /// Package roots of anything a Java expression can name (used for `T(...)`, `@...@`, `new ...(`).
-const ROOTS: &[&str] = &["java.", "javax.", "jdk.", "sun.", "com.", "org.", "ognl.", "bsh.", "groovy.", "freemarker."];
+const ROOTS: &[&str] = &["java.", "javax.", "jdk.", "sun.", "com.", "org.", "ognl.", "bsh.", "groovy.", "freemarker.", "ch.", "br."];
 
 /// Markers of an expression-language payload inside `${...}`, `#{...}`, `%{...}`.
 const EL_MARKERS: &[&str] = &[
@@ -225,6 +228,13 @@ fn name_use(t: &[u8], start: usize, end: usize, segs: usize) -> Option<(&'static
     if prev_new && called && (last == b"ProcessBuilder" || last == b"ScriptEngineManager" || segs >= 3 && has_root(name)) {
         return Some(("java-injection:new-instance", 1));
     }
+    // Spring4Shell / Struts ClassLoader manipulation: a parameter name walking from `class`
+    // to its class loader (`class.module.classLoader.resources.context.parent.pipeline...`).
+    if segs >= 2 && (name.starts_with(b"class.") || name.starts_with(b"Class.")) && name.windows(11).any(|w| w.eq_ignore_ascii_case(b"classLoader")) {
+        return Some(("java-injection:class-loader", 1));
+    }
+    // fastjson writes a type as a JVM descriptor too: `Lcom.sun.rowset.JdbcRowSetImpl;`.
+    let (start, name) = if name.len() > 1 && name[0] == b'L' && has_root(&name[1..]) { (start + 1, &name[1..]) } else { (start, name) };
     if segs < 3 || !has_root(name) {
         return None;
     }
@@ -246,14 +256,19 @@ fn name_use(t: &[u8], start: usize, end: usize, segs: usize) -> Option<(&'static
     let head = t[..start].iter().all(trim);
     let tail = t[end..].iter().all(trim);
     // A JSON value `"@type": "com.sun.rowset.JdbcRowSetImpl"` or an XML attribute
-    // `class="java.beans.EventHandler"`: the quoted class after `:` or `=`.
-    let quoted = start > 0 && matches!(t[start - 1], b'"' | b'\'') && t.get(end) == Some(&t[start - 1]);
+    // `class="java.beans.EventHandler"` or a Jackson typed array `["com.sun...", {...}]`: the
+    // quoted class after `:`, `=` or `[`.
+    // (fastjson's `Lname;` and `[name` forms included.)
+    let open_at = if start >= 2 && matches!(t[start - 1], b'L' | b'[') { start - 1 } else { start };
+    let close_at = if t.get(end) == Some(&b';') { end + 1 } else { end };
+    let quoted = open_at > 0 && matches!(t[open_at - 1], b'"' | b'\'') && t.get(close_at) == Some(&t[open_at - 1]);
+    let start = open_at;
     let assigned = quoted && {
         let mut j = start - 1;
         while j > 0 && t[j - 1].is_ascii_whitespace() {
             j -= 1;
         }
-        j > 0 && matches!(t[j - 1], b':' | b'=')
+        j > 0 && matches!(t[j - 1], b':' | b'=' | b'[')
     };
     if (head && tail) || assigned {
         return Some(("java-injection:class-name", 1));

@@ -117,10 +117,11 @@ fn evaluate(body: &[u8], out: &mut Vec<u8>) {
         Some(at) => (&name[..at], &name[at + 1..]),
         None => (&[][..], name),
     };
+    // Log4j splits off the `:-` default before it resolves the lookup, so `${lower:J:-x}` is `j`.
     let value: Vec<u8> = if prefix.eq_ignore_ascii_case(b"lower") {
-        case_map(body_after_colon(body), false)
+        case_map(arg, false)
     } else if prefix.eq_ignore_ascii_case(b"upper") {
-        case_map(body_after_colon(body), true)
+        case_map(arg, true)
     } else if prefix.eq_ignore_ascii_case(b"date") {
         quoted_literals(arg)
     } else if let Some(default) = default {
@@ -134,14 +135,6 @@ fn evaluate(body: &[u8], out: &mut Vec<u8>) {
         kept
     };
     out.extend_from_slice(&value[..value.len().min(room)]);
-}
-
-/// `lower:` and `upper:` convert everything after their prefix (a `:-` there is text).
-fn body_after_colon(body: &[u8]) -> &[u8] {
-    match body.iter().position(|&b| b == b':') {
-        Some(at) => &body[at + 1..],
-        None => &[],
-    }
 }
 
 /// Java's case mapping of the text; non-ASCII letters map as Java maps them (`ı` upper-cases to

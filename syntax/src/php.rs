@@ -27,7 +27,7 @@ const SINKS: &[&str] = &[
     "php_uname", "phpversion", "posix_getpwuid", "posix_getuid", "posix_geteuid", "posix_uname",
     "posix_kill", "posix_setuid", "scandir", "opendir", "var_dump", "print_r", "array_map",
     "array_filter", "usort", "putenv", "ini_set", "symlink", "move_uploaded_file", "getcwd",
-    "get_current_user", "getmypid", "dl", "mb_ereg_replace", "register_shutdown_function",
+    "get_current_user", "getmypid", "dl", "mb_ereg_replace", "register_shutdown_function", "ob_start",
 ];
 
 /// Sinks called without arguments in probes (`phpinfo()`).
@@ -71,7 +71,9 @@ impl Check for Php {
         // those need `:`, `.` or `$` before the full scan runs.
         let code_bytes = input.bytes.any(b"(<`");
         let wrapper_or_path = input.bytes.contains(b':') && input.bytes.contains(b'/') || input.bytes.contains(b'.');
-        if !code_bytes && !(wrapper_or_path && mentions_php(input.text.as_bytes())) && !(input.sensitivity >= 2 && input.bytes.contains(b'$')) {
+        let wrapper_or_path = wrapper_or_path && mentions_php(input.text.as_bytes());
+        let superglobal = input.sensitivity >= 2 && input.bytes.contains(b'$');
+        if !(code_bytes || wrapper_or_path || superglobal) {
             return None;
         }
         let reason = find(input.text.as_bytes())?;
@@ -385,7 +387,7 @@ fn paren_callee(t: &[u8], open: usize) -> bool {
 
 /// `php://`, `expect://`, `phar://`, `data://`: PHP stream wrappers (the `://` is at `colon`).
 fn wrapper_before(t: &[u8], colon: usize) -> bool {
-    ["php", "expect", "phar", "data", "zlib"].iter().any(|w| {
+    ["php", "expect", "phar", "data", "zlib", "zip"].iter().any(|w| {
         let w = w.as_bytes();
         colon >= w.len() && t[colon - w.len()..colon].eq_ignore_ascii_case(w) && (colon == w.len() || !is_ident(t[colon - w.len() - 1]) || w == b"zlib")
     })

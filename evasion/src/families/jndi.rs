@@ -57,7 +57,7 @@ impl Family for Jndi {
             payload = case_mix(rng, &payload);
             names.push("case");
         }
-        let carrier = if rng.chance(0.75) { Carrier::Header(*rng.pick(HEADERS)) } else { Carrier::Value };
+        let carrier = if rng.chance(0.75) { Carrier::Header(HEADERS[rng.below(HEADERS.len())]) } else { Carrier::Value };
         if let Carrier::Header(name) = carrier {
             if rng.chance(0.5) {
                 names.push("in-context");
@@ -67,7 +67,7 @@ impl Family for Jndi {
                     "cookie" => format!("session=ab12; lang={payload}"),
                     "authorization" => format!("Bearer {payload}"),
                     "accept-language" => format!("en-US,{payload};q=0.9"),
-                    _ => format!("{payload}"),
+                    _ => payload,
                 };
             }
         }

@@ -82,7 +82,8 @@ fn argument(rng: &mut Rng, text: &str, names: &mut Vec<&'static str>) -> String 
 
 /// The callee spelled one of the ways PHP accepts, with the call's opening `(`.
 fn callee(rng: &mut Rng, sink: &str, names: &mut Vec<&'static str>) -> (String, String) {
-    let gap = |rng: &mut Rng| -> &'static str { *rng.pick(&[" ", "  ", "\t", "\n", "/**/", "/* x */", " /**/ ", "#\n"]) };
+    const GAPS: &[&str] = &[" ", "  ", "\t", "\n", "/**/", "/* x */", " /**/ ", "#\n"];
+    let gap = |rng: &mut Rng| GAPS[rng.below(GAPS.len())];
     match rng.below(9) {
         0 | 1 => (String::new(), format!("{sink}(")),
         2 => {
