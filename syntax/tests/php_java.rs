@@ -436,3 +436,22 @@ fn cost_is_linear_and_small() {
         println!("  {}: {:?}", check.detector(), started.elapsed() / rounds);
     }
 }
+
+/// Random text over the checks' trigger bytes and multi-byte characters never panics (every
+/// slice is on bytes; strings are only built from whole ASCII or lossy conversions).
+#[test]
+fn random_text_never_panics() {
+    let alphabet: Vec<char> = "${}:-()'\"`.;#@<?=/*\\[]%$ _aAjJnNdDiIlLpPsSyYtTeEmMrR0159\n\té€ı🙂".chars().collect();
+    let mut rng = evasion::Rng::new(99);
+    for _ in 0..20_000 {
+        let len = rng.below(120);
+        let text: String = (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+        for level in [1, 4] {
+            let mut input = Input::new(&text);
+            input.sensitivity = level;
+            for check in checks() {
+                let _ = check.inspect(&input);
+            }
+        }
+    }
+}
