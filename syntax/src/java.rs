@@ -39,6 +39,27 @@ const EXECUTING: &[&str] = &[
     "org.apache.commons.configuration.JNDIConfiguration", "org.mozilla.javascript.", "org.python.core.",
 ];
 
+/// Classes that are attack entry points and next to never a frame of an ordinary stack trace,
+/// so one given as a whole value (a cookie, a header, a JSON or XML value) counts at level 1.
+/// Classes of [`EXECUTING`] outside this list (`java.lang.reflect.Method`, `sun.misc.Unsafe`,
+/// `java.net.URLClassLoader`, Spring's bean factory...) are frames in every error report an SDK
+/// posts (`"module": "java.lang.reflect.Method"`), so as a bare value they count from level 2,
+/// and at level 1 only after a type key (`"@type":`, `class=`) or when used.
+const GADGETS: &[&str] = &[
+    "java.lang.Runtime", "java.lang.ProcessBuilder", "java.lang.ProcessImpl", "java.lang.UNIXProcess",
+    "javax.script.ScriptEngineManager", "javax.management.loading.MLet", "javax.el.ELProcessor", "javax.naming.InitialContext",
+    "com.sun.org.apache.xalan.internal.xsltc.trax.TemplatesImpl", "com.sun.org.apache.bcel.internal.util.ClassLoader",
+    "com.sun.rowset.JdbcRowSetImpl", "java.beans.EventHandler", "java.beans.XMLDecoder", "jdk.jshell.JShell",
+    "bsh.Interpreter", "org.apache.commons.collections.functors.", "org.apache.commons.collections4.functors.",
+    "org.apache.xbean.propertyeditor.JndiConverter", "org.apache.shiro.jndi.JndiObjectFactory",
+    "ch.qos.logback.core.db.JNDIConnectionSource", "br.com.anteros.dbcp.AnterosDBCPConfig",
+    "org.apache.ibatis.datasource.jndi.JndiDataSourceFactory", "com.mchange.v2.c3p0.JndiRefForwardingDataSource",
+    "com.mchange.v2.c3p0.WrapperConnectionPoolDataSource", "freemarker.template.utility.Execute",
+    "org.springframework.context.support.ClassPathXmlApplicationContext",
+    "org.springframework.context.support.FileSystemXmlApplicationContext", "org.codehaus.groovy.runtime.MethodClosure",
+    "org.apache.commons.configuration.JNDIConfiguration",
+];
+
 /// Package roots of anything a Java expression can name (used for `T(...)`, `@...@`, `new ...(`).
 const ROOTS: &[&str] = &["java.", "javax.", "jdk.", "sun.", "com.", "org.", "ognl.", "bsh.", "groovy.", "freemarker.", "ch.", "br."];
 
@@ -114,7 +135,12 @@ fn has_root(name: &[u8]) -> bool {
 }
 
 fn executing(name: &[u8]) -> bool {
-    EXECUTING.iter().any(|c| {
+    listed(EXECUTING, name)
+}
+
+/// `name` is one of `list`'s classes (or in one of its packages, entries ending in `.`).
+fn listed(list: &[&str], name: &[u8]) -> bool {
+    list.iter().any(|c| {
         let c = c.as_bytes();
         name.starts_with(c) && (c.ends_with(b".") || name.len() == c.len() || !name[c.len()].is_ascii_alphanumeric() || name[c.len()] == b'.')
     })
@@ -263,14 +289,19 @@ fn name_use(t: &[u8], start: usize, end: usize, segs: usize) -> Option<(&'static
     let close_at = if t.get(end) == Some(&b';') { end + 1 } else { end };
     let quoted = open_at > 0 && matches!(t[open_at - 1], b'"' | b'\'') && t.get(close_at) == Some(&t[open_at - 1]);
     let start = open_at;
-    let assigned = quoted && {
-        let mut j = start - 1;
-        while j > 0 && t[j - 1].is_ascii_whitespace() {
-            j -= 1;
-        }
-        j > 0 && matches!(t[j - 1], b':' | b'=' | b'[')
+    let gadget = listed(GADGETS, name);
+    let mut j = start.saturating_sub(1);
+    while j > 0 && t[j - 1].is_ascii_whitespace() {
+        j -= 1;
+    }
+    let before = if quoted && j > 0 { t[j - 1] } else { 0 };
+    // The key before `:` or `=` names a type (`"@type":`, `"@class":`, `class=`, `"$type":`).
+    let type_key = matches!(before, b':' | b'=') && {
+        let key = &t[j.saturating_sub(16)..j - 1];
+        key.windows(4).any(|w| w.eq_ignore_ascii_case(b"type")) || key.windows(5).any(|w| w.eq_ignore_ascii_case(b"class"))
     };
-    if (head && tail) || assigned {
+    let as_data = (head && tail) || matches!(before, b':' | b'=' | b'[');
+    if type_key || gadget && as_data {
         return Some(("java-injection:class-name", 1));
     }
     Some(("java-injection:class-name", 2))
@@ -306,7 +337,8 @@ mod tests {
             "at java.lang.Thread.run(Thread.java:748)", "java.lang.reflect.Method.invoke(Native Method)",
             "Exception in thread \"main\" java.lang.NullPointerException", "see #request for details",
             "[Setup](#installation)", "Hello %{name}, you have %{count} messages", "user@example.com",
-            "com.example.app.MainActivity", "org.apache.http.client", "T(x)",
+            "com.example.app.MainActivity", "org.apache.http.client", "T(x)", "java.lang.reflect.Method", "sun.misc.Unsafe",
+            "{\"module\":\"org.springframework.beans.factory.support.AbstractBeanFactory\",\"function\":\"getBean\"}",
         ] {
             assert_eq!(hit(text), None, "{text}");
         }
