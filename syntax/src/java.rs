@@ -47,7 +47,7 @@ const EXECUTING: &[&str] = &[
 /// and at level 1 only after a type key (`"@type":`, `class=`) or when used.
 const GADGETS: &[&str] = &[
     "java.lang.Runtime", "java.lang.ProcessBuilder", "java.lang.ProcessImpl", "java.lang.UNIXProcess",
-    "javax.script.ScriptEngineManager", "javax.management.loading.MLet", "javax.el.ELProcessor", "javax.naming.InitialContext",
+    "javax.script.ScriptEngineManager", "javax.management.loading.MLet", "javax.el.ELProcessor", "javax.naming.InitialContext", "groovy.lang.GroovyShell",
     "com.sun.org.apache.xalan.internal.xsltc.trax.TemplatesImpl", "com.sun.org.apache.bcel.internal.util.ClassLoader",
     "com.sun.rowset.JdbcRowSetImpl", "java.beans.EventHandler", "java.beans.XMLDecoder", "jdk.jshell.JShell",
     "bsh.Interpreter", "org.apache.commons.collections.functors.", "org.apache.commons.collections4.functors.",
@@ -65,10 +65,10 @@ const ROOTS: &[&str] = &["java.", "javax.", "jdk.", "sun.", "com.", "org.", "ogn
 
 /// Markers of an expression-language payload inside `${...}`, `#{...}`, `%{...}`.
 const EL_MARKERS: &[&str] = &[
-    "getClass", "forName", "getRuntime", "ProcessBuilder", "new java.", "getMethod", "getDeclared", "invoke(",
+    "getClass", "forName", "getRuntime", "ProcessBuilder", "new java.", "getMethod", "getDeclared",
     "newInstance", "getClassLoader", "loadClass", "ScriptEngineManager", "getEngineByName", "@java.", "@ognl.",
     "#_memberAccess", "#context", "#request", "#response", "#session", "#application", "#parameters", "#attr",
-    "T(java.", "T (java.", "java.lang.", "getServletContext", "getWriter", "exec(", "OgnlContext", "#cmd",
+    "T(java.", "T (java.", "java.lang.", "getServletContext", "getWriter", "OgnlContext", "#cmd",
 ];
 
 /// One of [`EL_MARKERS`] starts at `p` and ends before `end` (markers are tried only where

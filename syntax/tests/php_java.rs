@@ -92,9 +92,12 @@ fn detect(text: &str, place: Place, name: &str, detector: &str, level: u8) -> Op
 
 fn recall(family: &str, detector: &str, n: usize) -> f64 {
     let fam = evasion::family(family).expect("family registered");
+    // RAMPART_EVASION_N raises the sample for a full run (the default keeps `make test` quick).
+    let n = std::env::var("RAMPART_EVASION_N").ok().and_then(|v| v.parse().ok()).unwrap_or(n);
     let variants = evasion::sample(fam, 12, n);
     let mut per: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     let mut caught = 0;
+    let mut caught_l2 = 0;
     let mut missed = Vec::new();
     for v in &variants {
         let (place, name) = match &v.carrier {
@@ -102,6 +105,9 @@ fn recall(family: &str, detector: &str, n: usize) -> f64 {
             _ => (Place::QueryValue, "q"),
         };
         let hit = detect(&v.payload, place, name, detector, 1).is_some();
+        if hit || detect(&v.payload, place, name, detector, 2).is_some() {
+            caught_l2 += 1;
+        }
         for m in v.mutation.split('+') {
             let e = per.entry(m.to_string()).or_default();
             e.1 += 1;
@@ -116,7 +122,7 @@ fn recall(family: &str, detector: &str, n: usize) -> f64 {
         }
     }
     let rate = caught as f64 / variants.len() as f64;
-    println!("{family}: {caught}/{} = {:.1}%", variants.len(), rate * 100.0);
+    println!("{family}: {caught}/{} = {:.1}% at level 1, {caught_l2} at level 2", variants.len(), rate * 100.0);
     for (m, (c, t)) in &per {
         println!("  {m:<28} {c:>5}/{t:<5} {:.1}%", *c as f64 * 100.0 / *t as f64);
     }
@@ -196,6 +202,8 @@ const HARD_NEGATIVES: &[&str] = &[
     "eval is evil, said Crockford",
     "Use Class.forName only for legacy JDBC drivers, see the FAQ section about it for details",
     "<?xml version=\"1.0\" encoding=\"UTF-8\"?><note>hi</note>",
+    "${match.exec(line)[1]}",
+    "{\"module\":\"java.lang.reflect.Method\",\"function\":\"invoke\",\"in_app\":false}",
 ];
 
 #[test]
