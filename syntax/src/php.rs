@@ -103,7 +103,9 @@ pub(crate) fn pasted_source(text: &str) -> bool {
     let lines = bytes.iter().filter(|&&b| b == b'\n').count();
     let statements = bytes.iter().filter(|&&b| b == b';').count();
     let blocks = bytes.iter().filter(|&&b| b == b'{').count();
-    if lines >= 4 || statements >= 6 || blocks >= 4 {
+    // (Braces alone are not enough: `new String[]{"sh","-c","{echo,aWQ=}|{base64,-d}"}` is a
+    // one-line payload.)
+    if lines >= 4 || statements >= 6 || blocks >= 4 && statements >= 3 || blocks >= 8 {
         return true;
     }
     // Prose: words of two or more letters followed by a space and another word, as in a

@@ -117,7 +117,7 @@ fn recall(family: &str, detector: &str, n: usize) -> f64 {
         }
         if hit {
             caught += 1;
-        } else if missed.len() < 15 {
+        } else if missed.len() < 15 || (std::env::var("RAMPART_EVASION_MISS").is_ok_and(|m| v.mutation.contains(m.as_str())) && missed.len() < 60) {
             missed.push(format!("[{}] {}", v.mutation, v.payload));
         }
     }
