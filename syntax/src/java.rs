@@ -33,7 +33,7 @@ const EXECUTING: &[&str] = &[
     "org.apache.commons.collections", "org.codehaus.groovy.runtime.", "freemarker.template.utility.Execute",
     "java.io.File", "java.io.FileInputStream", "java.io.FileOutputStream", "java.io.FileReader", "java.io.FileWriter",
     "java.io.ObjectInputStream", "java.io.RandomAccessFile", "java.nio.file.", "java.net.Socket",
-    "java.net.URL", "ognl.", "org.apache.struts2.", "com.opensymphony.xwork2.", "org.apache.xbean.",
+    "java.net.URL", "java.net.InetAddress", "ognl.", "org.apache.struts2.", "com.opensymphony.xwork2.", "org.apache.xbean.",
     "org.apache.shiro.jndi.", "ch.qos.logback.core.db.", "com.zaxxer.hikari.", "org.apache.tomcat.dbcp.",
     "org.apache.commons.dbcp", "com.mchange.v2.c3p0.", "br.com.anteros.dbcp.", "org.apache.ibatis.datasource.",
     "org.apache.commons.configuration.JNDIConfiguration", "org.mozilla.javascript.", "org.python.core.",

