@@ -300,6 +300,8 @@ fn fp_scan_real_benign() {
         "sharegpt_user_messages.jsonl", "har_fixture_parts.jsonl", "requests/har_fixture_requests.jsonl",
         "requests/node_soap_requests.jsonl", "digitalocean_api_examples.jsonl", "uap_core_user_agents.jsonl",
         "csic2010_lines.jsonl", "fwaf_goodqueries_subset.jsonl", "otlp_json_examples.jsonl", "graphql_spec_examples.jsonl",
+        "benign_prompts_alpaca_eval.jsonl", "benign_prompts_self_instruct.jsonl", "benign_prompts_awesome_chatgpt_prompts.jsonl",
+        "benign_prompts_gsm8k.jsonl", "httpparams.jsonl",
     ];
     for level in [1u8, 2] {
         println!("== level {level}");
