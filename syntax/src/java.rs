@@ -89,7 +89,10 @@ impl Check for Java {
         if !input.bytes.any(b".#@") {
             return None;
         }
-        let (reason, base) = find(input.text.as_bytes())?;
+        // Without `(`, `#`, `@`, `{` or `<` only a class given as data can be present, and its
+        // name starts with a package root.
+        let expressions = input.bytes.any(b"(#@{<");
+        let (reason, base) = find(input.text.as_bytes(), expressions)?;
         let level = if base == 1 && pasted_source(input.text) { 2 } else { base };
         (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
     }
@@ -158,7 +161,7 @@ fn frame_location(t: &[u8], open: usize) -> bool {
 }
 
 /// The first Java construct in `t` with its base level.
-fn find(t: &[u8]) -> Option<(&'static str, u8)> {
+fn find(t: &[u8], expressions: bool) -> Option<(&'static str, u8)> {
     let mut best: Option<(&'static str, u8)> = None;
     let mut el_scanned_to: usize = 0;
     let mut i = 0;
@@ -204,6 +207,12 @@ fn find(t: &[u8]) -> Option<(&'static str, u8)> {
             _ => {}
         }
         if (b.is_ascii_alphabetic() || b == b'_') && (i == 0 || !(is_ident(t[i - 1]) || t[i - 1] == b'.')) {
+            if !expressions && !matches!(b, b'j' | b'c' | b'o' | b's' | b'b' | b'g' | b'f' | b'L') {
+                while i < t.len() && is_ident(t[i]) {
+                    i += 1;
+                }
+                continue;
+            }
             let (end, segs) = dotted(t, i);
             if let Some(found) = name_use(t, i, end, segs) {
                 if found.1 == 1 {

@@ -235,7 +235,7 @@ fn find(t: &[u8]) -> Option<(&'static str, u8)> {
         }
     };
     let mut i = 0;
-    let mut prev_word = Word::EMPTY;
+    let mut after_declaration = false;
     while i < t.len() {
         let b = t[i];
         if b == b'$' {
@@ -274,13 +274,23 @@ fn find(t: &[u8]) -> Option<(&'static str, u8)> {
             return Some(("php-injection:webshell", 1));
         }
         if (b.is_ascii_alphabetic() || b == b'_') && (i == 0 || !(is_ident(t[i - 1]) || t[i - 1] == b'$' || t[i - 1] == b'\\')) {
-            let (word, end) = ident_at(t, i);
-            if candidate(&word) {
-                if let Some(found) = word_construct(t, i, end, word.as_str(), prev_word.as_str()) {
-                    return Some(found);
+            let mut end = i;
+            while end < t.len() && is_ident(t[end]) {
+                end += 1;
+            }
+            let first = b.to_ascii_lowercase();
+            let len = end - i;
+            // Most words of a benign field are rejected here, before one is copied.
+            if first.is_ascii_lowercase() && len < 32 && CANDIDATES[(first - b'a') as usize] & (1 << len) != 0 {
+                let (word, _) = ident_at(t, i);
+                if candidate(&word) {
+                    if let Some(found) = word_construct(t, i, end, word.as_str(), after_declaration) {
+                        return Some(found);
+                    }
                 }
             }
-            prev_word = word;
+            let word = &t[i..end];
+            after_declaration = [&b"function"[..], b"def", b"fn", b"func", b"new"].iter().any(|d| word.eq_ignore_ascii_case(d));
             i = end;
             continue;
         }
@@ -407,8 +417,9 @@ fn webshell_before(t: &[u8], dot: usize) -> bool {
 }
 
 /// A construct that starts with the identifier `word` (`t[i..end]`): a sink call, `include` of
-/// a URL, `echo` of a backtick command.
-fn word_construct(t: &[u8], i: usize, end: usize, word: &str, prev_word: &str) -> Option<(&'static str, u8)> {
+/// a URL, `echo` of a backtick command. `after_declaration`: the word before was `function`,
+/// `def`, `new`... (a declaration or a constructor, not a call of the sink).
+fn word_construct(t: &[u8], i: usize, end: usize, word: &str, after_declaration: bool) -> Option<(&'static str, u8)> {
     if matches!(word, "include" | "include_once" | "require" | "require_once") {
         let mut j = skip_gap(t, end);
         let paren = t.get(j) == Some(&b'(');
@@ -431,7 +442,7 @@ fn word_construct(t: &[u8], i: usize, end: usize, word: &str, prev_word: &str) -
         }
         return None;
     }
-    if !SINKS.contains(&word) || matches!(prev_word, "function" | "def" | "fn" | "func" | "new") {
+    if !SINKS.contains(&word) || after_declaration {
         return None;
     }
     if !callable_position(t, i) {
