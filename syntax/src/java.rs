@@ -206,7 +206,10 @@ fn find(t: &[u8], expressions: bool) -> Option<(&'static str, u8)> {
             }
             _ => {}
         }
-        if (b.is_ascii_alphabetic() || b == b'_') && (i == 0 || !(is_ident(t[i - 1]) || t[i - 1] == b'.')) {
+        // A name starts after a non-name byte, or after `.` on a literal or a call's result
+        // (`''.getClass()`, `''.class.forName(`, `x().getClass()`).
+        let member_of_value = i >= 2 && t[i - 1] == b'.' && matches!(t[i - 2], b'\'' | b'"' | b')' | b']');
+        if (b.is_ascii_alphabetic() || b == b'_') && (i == 0 || !(is_ident(t[i - 1]) || t[i - 1] == b'.') || member_of_value) {
             if !expressions && !matches!(b, b'j' | b'c' | b'o' | b's' | b'b' | b'g' | b'f' | b'L') {
                 while i < t.len() && is_ident(t[i]) {
                     i += 1;
@@ -272,6 +275,12 @@ fn name_use(t: &[u8], start: usize, end: usize, segs: usize) -> Option<(&'static
     let (start, name) = if name.len() > 1 && name[0] == b'L' && has_root(&name[1..]) { (start + 1, &name[1..]) } else { (start, name) };
     if segs < 3 || !has_root(name) {
         return None;
+    }
+    // An XML element named by a JDK class (`<java.util.PriorityQueue>`, `<javax.naming.ldap.Rdn_-RdnEntry>`):
+    // XStream's object graph. Ordinary XML does not name elements after JDK packages.
+    let jdk = [&b"java."[..], b"javax.", b"sun.", b"com.sun.", b"jdk."].iter().any(|r| name.starts_with(r));
+    if jdk && start > 0 && t[start - 1] == b'<' {
+        return Some(("java-injection:xstream", 1));
     }
     if !executing(name) {
         return None;

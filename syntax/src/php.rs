@@ -148,6 +148,10 @@ fn skip_gap(t: &[u8], mut i: usize) -> usize {
             },
             // A `#` comment runs to the end of the line; in a decoded view the line break has
             // become a space, so a `#` without one is read as an empty comment.
+            b'/' if t.get(i + 1) == Some(&b'/') => match t[i..limit].iter().position(|&b| b == b'\n') {
+                Some(nl) => i += nl + 1,
+                None => return i,
+            },
             b'#' => match t[i..limit].iter().position(|&b| b == b'\n') {
                 Some(nl) => i += nl + 1,
                 None => i += 1,
@@ -180,8 +184,12 @@ const CANDIDATES: [u32; 26] = {
     table
 };
 
-/// Statements that are not calls but take code or a file: `include 'http://...'`, `echo `id``.
-const KEYWORDS: &[&str] = &["include", "include_once", "require", "require_once", "echo", "print"];
+/// Statements that are not calls but take code or a file (`include 'http://...'`, `echo `id``),
+/// and php.ini directives an injection sets.
+const KEYWORDS: &[&str] = &["include", "include_once", "require", "require_once", "echo", "print", "die", "exit", "allow_url_include", "auto_prepend_file", "auto_append_file"];
+
+/// PHP-only functions whose output scanners print to confirm that PHP evaluated their input.
+const PROBES: &[&str] = &["md5", "sha1", "crc32", "phpversion", "php_uname", "phpinfo", "getcwd", "get_current_user", "base64_decode", "str_rot13", "system", "shell_exec", "passthru", "exec", "file_get_contents", "scandir", "implode", "strrev"];
 
 fn candidate(word: &Word) -> bool {
     let first = word.buf[0];
@@ -273,7 +281,8 @@ fn find(t: &[u8]) -> Option<(&'static str, u8)> {
         if b == b'.' && starts_with_ci(t, i + 1, b"php") && t.get(i + 4).is_none_or(|b| !b.is_ascii_alphabetic()) && webshell_before(t, i) {
             return Some(("php-injection:webshell", 1));
         }
-        if (b.is_ascii_alphabetic() || b == b'_') && (i == 0 || !(is_ident(t[i - 1]) || t[i - 1] == b'$' || t[i - 1] == b'\\')) {
+        // (`\system('id')` is a call in the global namespace, so a backslash may precede.)
+        if (b.is_ascii_alphabetic() || b == b'_') && (i == 0 || !(is_ident(t[i - 1]) || t[i - 1] == b'$')) {
             let mut end = i;
             while end < t.len() && is_ident(t[end]) {
                 end += 1;
@@ -383,18 +392,45 @@ fn string_callee(t: &[u8], at: usize) -> bool {
     }
 }
 
-/// `(system)(ls)`: a parenthesised sink name called.
+/// `(system)(ls)`, `(sy.(st).em)(id)`, `('sys'.'tem')(id)`: a parenthesised expression whose
+/// bare words and string literals, concatenated, spell a sink — and which is called.
 fn paren_callee(t: &[u8], open: usize) -> bool {
-    let i = skip_gap(t, open + 1);
-    if !t.get(i).is_some_and(|b| b.is_ascii_alphabetic() || *b == b'_') {
-        return false;
+    let limit = (open + 64).min(t.len());
+    let mut name = Word::EMPTY;
+    let mut depth = 1;
+    let mut parts = 0;
+    let mut i = open + 1;
+    while i < limit {
+        match t[i] {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    let after = skip_gap(t, i + 1);
+                    return parts > 0 && t.get(after) == Some(&b'(') && SINKS.contains(&name.as_str());
+                }
+            }
+            b'.' | b' ' | b'\t' | b'\n' | b'\r' => {}
+            b'\'' | b'"' => {
+                let quote = t[i];
+                let Some(len) = t[i + 1..limit].iter().position(|&b| b == quote) else { return false };
+                t[i + 1..i + 1 + len].iter().for_each(|&b| name.push(b));
+                parts += 1;
+                i += len + 1;
+            }
+            b if is_ident(b) => {
+                while i < limit && is_ident(t[i]) {
+                    name.push(t[i]);
+                    i += 1;
+                }
+                parts += 1;
+                continue;
+            }
+            _ => return false,
+        }
+        i += 1;
     }
-    let (word, end) = ident_at(t, i);
-    let close = skip_gap(t, end);
-    if t.get(close) != Some(&b')') || !SINKS.contains(&word.as_str()) {
-        return false;
-    }
-    t.get(skip_gap(t, close + 1)) == Some(&b'(')
+    false
 }
 
 /// `php://`, `expect://`, `phar://`, `data://`: PHP stream wrappers (the `://` is at `colon`).
@@ -435,12 +471,26 @@ fn word_construct(t: &[u8], i: usize, end: usize, word: &str, after_declaration:
         }
         return None;
     }
-    if matches!(word, "echo" | "print") {
+    if matches!(word, "echo" | "print" | "die" | "exit") {
         let j = skip_gap(t, end);
         if j > end && t.get(j) == Some(&b'`') && t[j + 1..(j + 80).min(t.len())].contains(&b'`') {
             return Some(("php-injection:backtick", 1));
         }
+        // `print(md5(31337))`, `echo phpversion();`: the output of a PHP-only function, the
+        // probe scanners use to confirm evaluation.
+        let k = if t.get(j) == Some(&b'(') { skip_gap(t, j + 1) } else { j };
+        if k > end && t.get(k).is_some_and(|b| b.is_ascii_alphabetic()) {
+            let (inner, inner_end) = ident_at(t, k);
+            if PROBES.contains(&inner.as_str()) && t.get(skip_gap(t, inner_end)) == Some(&b'(') {
+                return Some(("php-injection:function-call", 1));
+            }
+        }
         return None;
+    }
+    if matches!(word, "allow_url_include" | "auto_prepend_file" | "auto_append_file") {
+        // php.ini directives set from a request (`-d allow_url_include=1`, CVE-2012-1823).
+        let j = skip_gap(t, end);
+        return (t.get(j) == Some(&b'=')).then_some(("php-injection:ini-override", 1));
     }
     if !SINKS.contains(&word) || after_declaration {
         return None;
@@ -508,6 +558,7 @@ fn statement_start(t: &[u8], i: usize) -> bool {
     while j > floor && t[j - 1].is_ascii_whitespace() {
         j -= 1;
     }
+    let j = if j > 0 && t[j - 1] == b'\\' { j - 1 } else { j };
     j == 0 || matches!(t[j - 1], b';' | b'\'' | b'"' | b'(' | b'|' | b'&' | b'=' | b'{' | b'?' | b'`' | b'>' | b'.')
 }
 

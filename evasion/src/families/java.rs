@@ -190,7 +190,12 @@ fn class_as_data(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
         }
         1 => {
             names.push("xstream");
-            format!("<{class}><command><string>{}</string></command></{class}>", rng.pick(&["calc", "id", "touch"]))
+            if rng.chance(0.5) {
+                format!("<{class}><command><string>{}</string></command></{class}>", rng.pick(&["calc", "id", "touch"]))
+            } else {
+                let holder = *rng.pick(&["java.util.PriorityQueue", "java.util.HashMap", "javax.naming.ldap.Rdn_-RdnEntry", "java.util.TreeSet", "sun.rmi.registry.RegistryImpl_Stub"]);
+                format!("<{holder} serialization=\"custom\"><unserializable-parents/><{holder}><default><size>2</size></default>")
+            }
         }
         2 => {
             names.push("fastjson-type");

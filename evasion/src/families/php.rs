@@ -84,8 +84,19 @@ fn argument(rng: &mut Rng, text: &str, names: &mut Vec<&'static str>) -> String 
 fn callee(rng: &mut Rng, sink: &str, names: &mut Vec<&'static str>) -> (String, String) {
     const GAPS: &[&str] = &[" ", "  ", "\t", "\n", "/**/", "/* x */", " /**/ ", "#\n"];
     let gap = |rng: &mut Rng| GAPS[rng.below(GAPS.len())];
-    match rng.below(9) {
+    match rng.below(11) {
         0 | 1 => (String::new(), format!("{sink}(")),
+        9 => {
+            names.push("namespace-callee");
+            (String::new(), format!("\\{sink}("))
+        }
+        10 => {
+            // PHP 7 reads bare words as strings: `(sy.(st).em)(id)`.
+            names.push("bare-concat-callee");
+            let cut = rng.range(1, sink.len() - 1);
+            let (a, b) = sink.split_at(cut);
+            (String::new(), format!("({a}.({b}))("))
+        }
         2 => {
             names.push("gap-before-paren");
             (String::new(), format!("{sink}{}(", gap(rng)))
@@ -149,8 +160,14 @@ fn call(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
         }
         8 => {
             names.push("probe");
-            let probe = rng.pick(&["phpinfo()", "posix_getpwuid(posix_geteuid())", "php_uname()", "getcwd()", "var_dump(md5(1))", "print_r(scandir('.'))", "posix_getpwuid(0)", "phpversion()"]);
-            return wrap(rng, probe, names);
+            let n = rng.range(1, 99_999);
+            let probe = match rng.below(10) {
+                0 => format!("print(md5({n}))"),
+                1 => format!("echo md5('{n}');"),
+                2 => format!("die(sha1({n}))"),
+                _ => rng.pick(&["phpinfo()", "posix_getpwuid(posix_geteuid())", "php_uname()", "getcwd()", "var_dump(md5(1))", "print_r(scandir('.'))", "posix_getpwuid(0)", "phpversion()"]).to_string(),
+            };
+            return wrap(rng, &probe, names);
         }
         _ => {
             names.push("create-function");
