@@ -7,6 +7,8 @@
 //!   `%{...}`) holding reflection (`''.getClass().forName(...)`, `getRuntime()`, `new java.`...).
 //! - Reflection and process chains outside a wrapper: `Runtime.getRuntime().exec(`,
 //!   `Class.forName("...")`, `getClass().getClassLoader()`, `new java.lang.ProcessBuilder(`.
+//! - Spring4Shell / Struts class-loader parameter names (`class.module.classLoader...`) and
+//!   XStream object graphs (XML elements named by JDK classes, `<java.util.PriorityQueue>`).
 //! - A class that executes, loads code or reaches JNDI (`java.lang.Runtime`, `javax.naming.InitialContext`,
 //!   `com.sun.org.apache.xalan...TemplatesImpl`, ...) as the whole value, an XML element name
 //!   (XStream), or called — but not as the frame of a stack trace (`at java.lang.ProcessBuilder.start(ProcessBuilder.java:1048)`).

@@ -5,10 +5,12 @@
 //! by `(` and an argument that is PHP: a string literal, a variable, a backtick command, a
 //! nested call of a PHP function, or, at the start of the value, a bare constant (`system(id)`).
 //! `system (noun)` or "the exec(s)" in prose have none of these. The callee may also be
-//! parenthesised (`(system)(ls)`), a concatenation of string literals (`"sys"."tem"(...)`) or
-//! a variable (`$f(...)`, `$_GET[0]($_GET[1])`). Besides calls: `<?php` / `<?=` openers,
-//! `include` of a URL or stream wrapper, `php://` / `expect://` / `phar://` wrappers, backtick
-//! execution after `echo`, and well-known webshell file names as path segments.
+//! namespace-qualified (`\system(...)`), parenthesised (`(system)(ls)`, `(sy.(st).em)(id)`), a
+//! concatenation of string literals (`"sys"."tem"(...)`) or a variable (`$f(...)`,
+//! `$_GET[0]($_GET[1])`). Besides calls: `<?php` / `<?=` openers, `include` of a URL or stream
+//! wrapper, `php://` / `expect://` / `phar://` / `zip://` wrappers, backtick execution and
+//! `print(md5(...))` probes after `echo`/`print`/`die`, php.ini overrides
+//! (`allow_url_include=1`), and well-known webshell file names as path segments.
 //!
 //! Level: 1 in a short, code-like value; 2 when the field is pasted source or prose (a chat
 //! message asking about PHP code, a long multi-line snippet) — see [`pasted_source`].
@@ -191,11 +193,6 @@ const KEYWORDS: &[&str] = &["include", "include_once", "require", "require_once"
 /// PHP-only functions whose output scanners print to confirm that PHP evaluated their input.
 const PROBES: &[&str] = &["md5", "sha1", "crc32", "phpversion", "php_uname", "phpinfo", "getcwd", "get_current_user", "base64_decode", "str_rot13", "system", "shell_exec", "passthru", "exec", "file_get_contents", "scandir", "implode", "strrev"];
 
-fn candidate(word: &Word) -> bool {
-    let first = word.buf[0];
-    first.is_ascii_lowercase() && word.len < 32 && CANDIDATES[(first - b'a') as usize] & (1 << word.len) != 0
-}
-
 /// A lower-cased identifier of at most 32 bytes, held without allocating (the check runs on
 /// every field, so a benign field must cost no allocation per word).
 #[derive(Clone, Copy)]
@@ -271,7 +268,8 @@ fn find(t: &[u8]) -> Option<(&'static str, u8)> {
             if starts_with_ci(t, after, b"php") && t.get(after + 3).is_none_or(|b| !is_ident(*b)) {
                 return Some(("php-injection:opener", 1));
             }
-            if t.get(after) == Some(&b'=') && t.get(after + 1).is_some_and(|b| !b.is_ascii_whitespace() || t.len() > after + 2) {
+            // `<?=` with something after it to echo.
+            if t.get(after) == Some(&b'=') && t.len() > after + 1 {
                 return Some(("php-injection:opener", 1));
             }
         }
@@ -292,10 +290,8 @@ fn find(t: &[u8]) -> Option<(&'static str, u8)> {
             // Most words of a benign field are rejected here, before one is copied.
             if first.is_ascii_lowercase() && len < 32 && CANDIDATES[(first - b'a') as usize] & (1 << len) != 0 {
                 let (word, _) = ident_at(t, i);
-                if candidate(&word) {
-                    if let Some(found) = word_construct(t, i, end, word.as_str(), after_declaration) {
-                        return Some(found);
-                    }
+                if let Some(found) = word_construct(t, i, end, word.as_str(), after_declaration) {
+                    return Some(found);
                 }
             }
             let word = &t[i..end];
