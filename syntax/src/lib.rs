@@ -10,8 +10,11 @@
 
 mod bytes;
 mod graphql;
+mod java;
+mod jndi;
 pub mod js_lex;
 mod mail;
+mod php;
 mod protocol;
 mod registry;
 mod scanner;

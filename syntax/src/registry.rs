@@ -12,6 +12,9 @@ static CHECKS: &[&dyn Check] = &[
     &crate::protocol::ProtocolCheck,
     &crate::scanner::ScannerCheck,
     &crate::ssi::SsiCheck,
+    &crate::jndi::Jndi,
+    &crate::php::Php,
+    &crate::java::Java,
 ];
 
 pub fn checks() -> &'static [&'static dyn Check] {

