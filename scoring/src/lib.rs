@@ -14,6 +14,7 @@ pub mod models;
 pub mod normalize;
 pub mod overflow_lines;
 pub mod patterns;
+pub mod prose;
 pub mod request;
 pub mod transport;
 pub mod verdict;

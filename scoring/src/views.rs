@@ -52,6 +52,14 @@ impl View {
         self.field_of_segment.get(seg).copied().unwrap_or(0) as usize
     }
 
+    /// The text of the segment holding byte `offset` (one field's value in this view).
+    pub fn segment_text(&self, offset: usize) -> &str {
+        let seg = self.starts.partition_point(|&s| s as usize <= offset).saturating_sub(1);
+        let start = self.starts.get(seg).map_or(0, |&s| s as usize);
+        let end = self.starts.get(seg + 1).map_or(self.text.len(), |&s| s as usize - 1);
+        self.text.get(start..end).unwrap_or("")
+    }
+
     /// True when bytes `from..to` lie inside one field (never touching a separator).
     pub fn within_one_field(&self, from: usize, to: usize) -> bool {
         let seg = self.starts.partition_point(|&s| s as usize <= from).saturating_sub(1);
@@ -172,5 +180,7 @@ mod tests {
         assert!(views.plain.within_one_field(6, 12));
         assert!(!views.plain.within_one_field(3, 6), "ends on the separator");
         assert!(!views.plain.within_one_field(4, 8));
+        assert_eq!(views.plain.segment_text(7), "second");
+        assert_eq!(views.plain.segment_text(18), "third");
     }
 }

@@ -167,8 +167,12 @@ impl PatternStage {
                 let spans_fields = checks_span[rule_idx] && !view.within_one_field(from as usize, to as usize);
                 if !(spans_fields || rule.views == ViewScope::Decoded && kind == ViewKind::Plain) {
                     // `to` is one past the last matched byte.
-                    let field = view.field_at((to as usize).saturating_sub(1));
-                    hits.record(rule_idx, rule, kind, field);
+                    let at = (to as usize).saturating_sub(1);
+                    let in_prose_only = rule.prose_level.is_some_and(|l| l > hits.sensitivity)
+                        && crate::prose::is_long_prose(view.segment_text(at));
+                    if !in_prose_only {
+                        hits.record(rule_idx, rule, kind, view.field_at(at));
+                    }
                 }
             }
             Matching::Continue
@@ -223,7 +227,15 @@ fn compile_pattern(id: usize, rule: &Rule) -> (Pattern, bool) {
     // otherwise include the separator. Such rules report every match, not just the first, so
     // a rejected cross-field match cannot hide a real one.
     let case = if rule.case_sensitive { CompileFlags::empty() } else { CompileFlags::CASELESS };
-    let flags = if matches_nul { case | CompileFlags::SOM_LEFTMOST } else { case | CompileFlags::SINGLEMATCH };
+    // A rule with a prose level skips matches inside long prose, so it must see every match:
+    // with SINGLEMATCH a prose field first in the request would hide a real hit after it.
+    let flags = if matches_nul {
+        case | CompileFlags::SOM_LEFTMOST
+    } else if rule.prose_level.is_some() {
+        case
+    } else {
+        case | CompileFlags::SINGLEMATCH
+    };
     (Pattern { expression, flags, id: Some(id), ext: Default::default(), som: None }, matches_nul)
 }
 
@@ -264,6 +276,7 @@ mod tests {
             role: RuleRole::Detect,
             case_sensitive: false,
             level: 1,
+            prose_level: None,
             reason: format!("{slug}:{id}"),
         }
     }
@@ -305,6 +318,24 @@ mod tests {
         let hits = hits_for(&stage, &["benign", "/download/report.jsp\0.png", "<img src=x onerror=alert(1)>"]);
         assert_eq!(hits.best[pt].map(|h| h.field), Some(1));
         assert_eq!(hits.best[xss].map(|h| h.field), Some(2));
+    }
+
+    /// A prose-level rule skips a match inside a long prose field, but a real match in a later
+    /// field still counts (the rule reports every match, not only the first).
+    #[test]
+    fn prose_level_skips_only_the_prose_field() {
+        let mut r = rule("path-traversal", "dotdot", r"\.\./\.\./");
+        r.prose_level = Some(2);
+        let stage = PatternStage::from_rules(vec![r]).unwrap();
+        let pt = detector_id("path-traversal").unwrap();
+        let chat = "in my react app I import the button like this from ../../components/Button and it fails, why is that";
+        assert_eq!(hits_for(&stage, &[chat]).best[pt], None);
+        assert_eq!(hits_for(&stage, &[chat, "../../../etc/passwd"]).best[pt].map(|h| h.field), Some(1));
+        let mut at_two = Hits::at_level(2);
+        let mut fields = Fields::default();
+        fields.push(FieldKind::QueryValue, "q", chat);
+        stage.scan(&Views::build(&fields).plain, ViewKind::Plain, &mut at_two);
+        assert!(at_two.best[pt].is_some(), "counts at its prose level");
     }
 
     #[test]

@@ -66,6 +66,12 @@ struct RuleSpec {
     /// always; higher levels trade false positives for recall, like CRS paranoia levels.
     #[serde(default = "default_level")]
     level: u8,
+    /// In a long natural-language field (a chat message, a comment: `prose::is_long_prose`)
+    /// the rule counts only from this level. For rules whose match is ordinary in discussed
+    /// code (`../../components`, `http://127.0.0.1:8000`) and harmless inside prose, because
+    /// the attack needs the whole value to be the path, URL or filter.
+    #[serde(default)]
+    prose_level: Option<u8>,
 }
 
 fn default_level() -> u8 {
@@ -111,6 +117,8 @@ pub struct Rule {
     pub case_sensitive: bool,
     /// Lowest sensitivity level at which a match counts.
     pub level: u8,
+    /// Lowest level at which a match inside a long prose field counts (None: as `level`).
+    pub prose_level: Option<u8>,
     /// `"<slug>:<id>"`, built once so scoring never formats strings.
     pub reason: String,
 }
@@ -184,10 +192,10 @@ fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), Pa
                 detail: format!("rule `{}`: score {} is outside 0.0..=1.0", spec.id, spec.score),
             });
         }
-        if !LEVELS.contains(&spec.level) {
+        if !LEVELS.contains(&spec.level) || spec.prose_level.is_some_and(|l| !LEVELS.contains(&l) || l < spec.level) {
             return Err(PatternError::BadFile {
                 file: name.to_string(),
-                detail: format!("rule `{}`: level {} is outside 1..=4", spec.id, spec.level),
+                detail: format!("rule `{}`: level and prose_level must lie within 1..=4, prose_level at or above level", spec.id),
             });
         }
         if out.iter().any(|r| r.detector == detector && r.id == spec.id && r.role == role) {
@@ -207,6 +215,7 @@ fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), Pa
             role,
             case_sensitive: spec.case_sensitive,
             level: spec.level,
+            prose_level: spec.prose_level,
         });
     }
     Ok(())
