@@ -1,5 +1,6 @@
 //! The code-detector stage: every check of the `syntax` crate on each field's plain text, its
-//! decoded text and the text of its base64 segments. Runs after the pattern scans, before the
+//! decoded text and the text of its base64 segments (an Overflow chunk line by line, each line
+//! as the field it was). Runs after the pattern scans, before the
 //! models; its findings join the pattern hits, so a code finding above the threshold skips the
 //! models like a rule would.
 
@@ -13,8 +14,30 @@ use crate::views::Views;
 /// Runs every check on every field of one request and records what they find in `hits`
 /// (at `hits.sensitivity`).
 pub fn inspect_fields(fields: &Fields, views: &Views, method: &str, hits: &mut Hits) {
+    let mut decoded_line = String::new();
     for (idx, field) in fields.iter().enumerate() {
         let place = place_of(field.kind);
+        if field.kind == FieldKind::Overflow {
+            for value in crate::overflow_lines::line_values(field.value) {
+                let mut input = Input {
+                    text: value,
+                    place,
+                    name: "",
+                    method,
+                    bytes: ByteSet::of(value),
+                    decoded: false,
+                    sensitivity: hits.sensitivity,
+                };
+                record(&input, idx, hits);
+                if crate::normalize::may_need_decoding(value) && crate::normalize::decode_deep(value, &mut decoded_line) {
+                    input.text = &decoded_line;
+                    input.bytes = ByteSet::of(&decoded_line);
+                    input.decoded = true;
+                    record(&input, idx, hits);
+                }
+            }
+            continue;
+        }
         let mut input = Input {
             text: field.value,
             place,

@@ -10,7 +10,14 @@
 /// value its field had (`q=1' or 1=1` → `1' or 1=1`; a bare token keeps its `=`). Empty when
 /// no line qualifies.
 pub fn sqli_texts(chunk: &str, gated: impl Fn(&str) -> bool) -> Vec<&str> {
-    chunk.lines().filter(|line| !is_inert(line)).map(field_value).filter(|value| gated(value)).collect()
+    line_values(chunk).filter(|value| gated(value)).collect()
+}
+
+/// Each line of an Overflow chunk that can hold an attack, as the value its field had. The
+/// code detectors read these one by one: a chunk read whole is long, multi-line text, which
+/// they rightly treat as pasted source (a higher level), and padding must not buy that.
+pub fn line_values(chunk: &str) -> impl Iterator<Item = &str> {
+    chunk.lines().filter(|line| !is_inert(line)).map(field_value)
 }
 
 /// Letters, digits and `_ . - = [ ]` only: a name, a number, `name=word` — no quote, space,

@@ -161,3 +161,18 @@ async fn sqli_after_the_field_cap_is_not_diluted_by_padding_or_headers() {
     let benign = engine.score_all(&ScoreInput { request_text: &text, headers: &form }).await;
     assert!(benign.score <= 0.5 && benign.partial.is_empty(), "{benign:?}");
 }
+
+/// Code detectors read an Overflow chunk line by line: a JavaScript sink after 1,100 padding
+/// fields is found by the same check, at the same level, as it would be alone (read whole,
+/// the chunk is long multi-line text, which the checks treat as pasted source).
+#[test]
+fn code_detectors_read_overflow_lines_as_fields() {
+    let engine = common::patterns_only();
+    let payload = "top[%27al%27%2B%27ert%27](document.cookie)";
+    let alone = engine.score_patterns(&input(&format!("GET /s?q={payload}\n")));
+    assert!(alone.reason.starts_with("xss:js-expression"), "{alone:?}");
+    let padding: String = (0..1_100).map(|i| format!("f{i}=v&")).collect();
+    let padded = engine.score_patterns(&input(&format!("GET /s?{padding}q={payload}\n")));
+    assert!(padded.reason.starts_with("xss:js-expression"), "{padded:?}");
+    assert_eq!(padded.score, alone.score);
+}
