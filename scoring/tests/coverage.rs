@@ -212,7 +212,9 @@ fn random_base64_uploads_are_not_serialized_objects() {
 
     // The real magic still matches, in its own case only.
     let engine = patterns_only();
-    let pickle = format!("gASV{}", base64::engine::general_purpose::STANDARD.encode(b"\x00\x00\x00\x00\x00\x00\x00\x8c\x05posix\x94\x8c\x06system\x94\x93"));
+    // A protocol-4 pickle as Python writes it: PROTO 4, FRAME with an 8-byte length, then the
+    // GLOBAL posix.system.
+    let pickle = base64::engine::general_purpose::STANDARD.encode(b"\x80\x04\x95\x1f\x00\x00\x00\x00\x00\x00\x00\x8c\x05posix\x94\x8c\x06system\x94\x93");
     for (value, caught) in [
         (pickle.as_str(), true),
         ("rO0ABXNyABFqYXZhLnV0aWwuSGFzaE1hcA", true),

@@ -77,7 +77,8 @@ async fn score_all_has_the_spec_shape_and_the_winner() {
 async fn decoded_matches_say_so() {
     let base = shared_base();
     // Double-encoded: the application would see %3Cscript%3E; only deep decoding finds it.
-    let v = score(base, "/score/all", "GET /a?q=%253Cscript%253Ealert(1)%253C%252Fscript%253E\n").await;
+    // (A script body with no sink call: the JavaScript check reads the value as sent.)
+    let v = score(base, "/score/all", "GET /a?q=%253Cscript%253Evar%2520a%253D1%253C%252Fscript%253E\n").await;
     assert_eq!(v["detector"], "xss", "{v}");
     assert!(v["reason"].as_str().unwrap().contains("decoded"), "{v}");
     }
