@@ -9,6 +9,7 @@
 //! `<detector slug>:<id>`, for example `xss:js-expression`.
 
 mod bytes;
+mod redirect;
 mod registry;
 
 pub use bytes::ByteSet;

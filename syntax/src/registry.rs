@@ -2,7 +2,9 @@
 
 use crate::Check;
 
-static CHECKS: &[&dyn Check] = &[];
+static CHECKS: &[&dyn Check] = &[
+    &crate::redirect::OpenRedirect,
+];
 
 pub fn checks() -> &'static [&'static dyn Check] {
     CHECKS

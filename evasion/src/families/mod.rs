@@ -2,7 +2,13 @@
 
 use crate::Family;
 
-static FAMILIES: &[&dyn Family] = &[];
+mod redirect;
+mod sqli_header;
+
+static FAMILIES: &[&dyn Family] = &[
+    &redirect::Redirect,
+    &sqli_header::SqliHeader,
+];
 
 pub fn families() -> &'static [&'static dyn Family] {
     FAMILIES

@@ -13,6 +13,7 @@
 
 pub mod form;
 pub mod json;
+pub mod binary;
 pub mod multipart;
 pub mod part_encoding;
 pub mod raw;

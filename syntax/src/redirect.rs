@@ -1,0 +1,266 @@
+//! Open redirect: a redirect *parameter* whose value makes the browser leave the site. The
+//! value is read as a URL the way browsers read a `Location`: leading whitespace and control
+//! bytes dropped, tabs and newlines inside the scheme and slash run ignored, `\` taken as `/`.
+//! What counts is the URL's shape, not a host list:
+//! - scheme-relative (`//evil.com`) or a slash run mixed with `\` / whitespace, or 3+ slashes;
+//! - an http(s) scheme with the wrong number of slashes (`https:/\evil.com`, `http:evil.com`);
+//! - userinfo before the host (`https://trusted.com@evil.com`), a numeric host (`//2130706433`);
+//! - a script scheme (`javascript:`, `vbscript:`, `data:text/html`).
+//!
+//! A plain absolute URL (`https://app.example.com/cb`) is what OAuth `redirect_uri` and login
+//! `next` parameters legitimately carry: it is not flagged.
+//!
+//! Position decides the level: a query/form/JSON value whose name is a redirect parameter
+//! (`next`, `redirect_uri`, `returnTo`, `url`, ...) counts at level 1; any query value that is
+//! such a URL as a whole, or a request path starting with one (`//evil.com/`), at level 2; any
+//! other body value at level 3. Elsewhere (telemetry bodies, chat text) it does not count.
+
+use crate::{Check, Finding, Input, Place};
+
+pub struct OpenRedirect;
+
+/// Parameter names (lower-case, alphanumerics only) that carry a redirect target.
+const REDIRECT_NAMES: &[&str] = &[
+    "redirect", "redirecturi", "redirecturl", "redirectto", "redir", "redirurl", "return", "returnto", "returnurl",
+    "returnpath", "returnuri", "next", "nexturl", "nextpage", "url", "uri", "continue", "continueurl", "dest",
+    "destination", "desturl", "goto", "go", "gotourl", "target", "targeturl", "callback", "callbackurl", "cb", "r",
+    "u", "rurl", "forward", "forwardurl", "to", "out", "link", "success", "successurl", "failureurl", "cancelurl",
+    "errorurl", "backurl", "back", "relaystate", "service", "checkouturl", "logouturl", "loginurl", "view", "jump",
+    "jumpto", "location", "origin", "ref", "referrer", "landing", "landingpage", "page", "path", "site", "from",
+];
+
+/// Name endings that make a redirect parameter (`post_logout_redirect_uri`, `onSuccessUrl`).
+const REDIRECT_SUFFIXES: &[&str] =
+    &["redirect", "redirecturi", "redirecturl", "redirectto", "returnurl", "returnto", "nexturl", "callbackurl", "successurl", "continueurl"];
+
+impl Check for OpenRedirect {
+    fn detector(&self) -> &'static str {
+        "open-redirect"
+    }
+
+    fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
+        // Full-width and math slashes start with 0xE2 / 0xEF in UTF-8.
+        if !input.bytes.any(b"/\\:\xE2\xEF") {
+            return None;
+        }
+        let level = match input.place {
+            Place::QueryValue | Place::BodyValue if is_redirect_name(input.name) => 1,
+            Place::QueryValue | Place::Path => 2,
+            Place::BodyValue => 3,
+            _ => return None,
+        };
+        if level > input.sensitivity {
+            return None;
+        }
+        let reason = classify(input.text)?;
+        Some(Finding { reason, score: 0.95, level })
+    }
+}
+
+/// `post_logout_redirect_uri`, `returnTo`, `state[next]` → whether it names a redirect target.
+pub fn is_redirect_name(name: &str) -> bool {
+    // The last segment of a bracketed or dotted name (`state[next]`, `auth.returnTo`).
+    let last = name.trim_end_matches(']').rsplit(['[', '.']).next().unwrap_or(name);
+    let mut buf = [0u8; 48];
+    let mut n = 0;
+    for b in last.bytes() {
+        if b.is_ascii_alphanumeric() {
+            if n == buf.len() {
+                return false;
+            }
+            buf[n] = b.to_ascii_lowercase();
+            n += 1;
+        }
+    }
+    let Ok(norm) = std::str::from_utf8(&buf[..n]) else { return false };
+    !norm.is_empty() && (REDIRECT_NAMES.contains(&norm) || REDIRECT_SUFFIXES.iter().any(|s| norm.len() > s.len() && norm.ends_with(s)))
+}
+
+/// Whether `c` is a slash as browsers read a URL (backslash and full-width forms included).
+fn is_slash(c: char) -> bool {
+    matches!(c, '/' | '\\' | '／' | '＼' | '⁄' | '∕' | '⧸' | '﹨')
+}
+
+/// Tabs and newlines are removed from URLs by browsers; spaces survive only as padding.
+fn is_ignored(c: char) -> bool {
+    matches!(c, '\t' | '\n' | '\r')
+}
+
+/// The reason when `value` is a URL that leaves the site by a confusing shape.
+pub fn classify(value: &str) -> Option<&'static str> {
+    let t = value.trim_start_matches(|c: char| c <= ' ' || c == '\u{feff}');
+    // Scheme: letters (tabs and newlines inside ignored, as browsers do) up to `:`.
+    let mut scheme = [0u8; 16];
+    let mut len = 0;
+    let mut rest = t;
+    for (i, c) in t.char_indices() {
+        if is_ignored(c) {
+            continue;
+        }
+        if c == ':' {
+            if len > 0 {
+                rest = &t[i + 1..];
+            }
+            break;
+        }
+        if !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')) || len == scheme.len() || (len == 0 && !c.is_ascii_alphabetic()) {
+            len = 0;
+            break;
+        }
+        scheme[len] = (c as u8).to_ascii_lowercase();
+        len += 1;
+    }
+    let has_scheme = len > 0 && rest.len() < t.len();
+    let scheme = &scheme[..if has_scheme { len } else { 0 }];
+    if has_scheme {
+        match scheme {
+            b"javascript" | b"vbscript" | b"livescript" => return Some("open-redirect:redirect-param-script-url"),
+            b"data" if rest.trim_start().get(..9).is_some_and(|m| m.eq_ignore_ascii_case("text/html")) => {
+                return Some("open-redirect:redirect-param-script-url")
+            }
+            b"http" | b"https" | b"ftp" => {}
+            // mailto:, tel:, custom app schemes (`myapp://callback`): not a web redirect.
+            _ => return None,
+        }
+    }
+    // The slash run: its length and whether it mixes backslashes or whitespace.
+    let (mut slashes, mut backslash, mut space) = (0usize, false, false);
+    let mut host_at = rest.len();
+    for (i, c) in rest.char_indices() {
+        if is_slash(c) {
+            slashes += 1;
+            backslash |= c != '/';
+        } else if is_ignored(c) || c == ' ' {
+            space = true;
+        } else {
+            host_at = i;
+            break;
+        }
+    }
+    let authority = authority(&rest[host_at..]);
+    let (userinfo, host) = match authority.rfind('@') {
+        Some(at) => (true, &authority[at + 1..]),
+        None => (false, authority),
+    };
+    if !host_like(host) {
+        return None;
+    }
+    let odd_slashes = backslash || space || slashes >= 3;
+    if has_scheme {
+        if slashes != 2 || odd_slashes {
+            return Some("open-redirect:redirect-param-malformed-url");
+        }
+    } else if slashes < 2 {
+        return None;
+    } else if odd_slashes {
+        return Some("open-redirect:redirect-param-slash-confusion");
+    }
+    if userinfo {
+        return Some("open-redirect:redirect-param-userinfo");
+    }
+    if numeric_host(host) {
+        return Some("open-redirect:redirect-param-numeric-host");
+    }
+    (!has_scheme).then_some("open-redirect:redirect-param-scheme-relative")
+}
+
+/// The authority: up to the first slash, `?` or `#` (bounded: hosts are short).
+fn authority(text: &str) -> &str {
+    let end = text.char_indices().find(|&(_, c)| is_slash(c) || matches!(c, '?' | '#') || c <= ' ').map_or(text.len(), |(i, _)| i);
+    let end = end.min(256);
+    let mut end = end.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// A host a browser would go to: a dotted name with an alphabetic last label, an IP (also
+/// integer, hex or octal), an IPv6 literal or `localhost`; an optional port.
+fn host_like(host: &str) -> bool {
+    let host = match host.rfind(':') {
+        Some(i) if !host.starts_with('[') && host[i + 1..].bytes().all(|b| b.is_ascii_digit()) => &host[..i],
+        _ => host,
+    };
+    if host.is_empty() || host.len() > 253 {
+        return false;
+    }
+    if host.starts_with('[') {
+        return host.ends_with(']') && host.len() > 3;
+    }
+    if host.eq_ignore_ascii_case("localhost") || numeric_host(host) {
+        return true;
+    }
+    let labels_ok = host.split(['.', '。', '．', '｡']).all(|l| !l.is_empty() && l.chars().all(|c| c.is_alphanumeric() || c == '-'));
+    let tld = host.rsplit(['.', '。', '．', '｡']).next().unwrap_or("");
+    labels_ok && host.contains(['.', '。', '．', '｡']) && tld.len() >= 2 && tld.chars().all(|c| c.is_alphabetic())
+}
+
+/// `2130706433`, `0x7f000001`, `0177.0.0.1`, `127.0.0.1`: hosts written as numbers.
+fn numeric_host(host: &str) -> bool {
+    let parts: Vec<&str> = host.split('.').collect();
+    if parts.is_empty() || parts.len() > 4 {
+        return false;
+    }
+    parts.iter().all(|p| {
+        let p = p.to_ascii_lowercase();
+        if let Some(hex) = p.strip_prefix("0x") {
+            !hex.is_empty() && hex.len() <= 8 && hex.bytes().all(|b| b.is_ascii_hexdigit())
+        } else {
+            !p.is_empty() && p.len() <= 10 && p.bytes().all(|b| b.is_ascii_digit())
+        }
+    }) && (parts.len() == 4 || parts.iter().any(|p| p.len() >= 8 || p.starts_with("0x") || p.starts_with("0x")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(name: &str, text: &str, place: Place, level: u8) -> Option<&'static str> {
+        let mut input = Input::new(text);
+        input.name = name;
+        input.place = place;
+        input.sensitivity = level;
+        OpenRedirect.inspect(&input).map(|f| f.reason)
+    }
+
+    #[test]
+    fn confusing_urls_in_redirect_parameters() {
+        for v in [
+            "//evil.com",
+            "//evil.com/path?x=1",
+            "///evil.com",
+            "/\\evil.com",
+            "\\\\evil.com",
+            "/\t/evil.com",
+            "https:/\\evil.com",
+            "https:///evil.com",
+            "http:evil.com",
+            "https://trusted.com@evil.com",
+            "//trusted.com@evil.com/",
+            "https://2130706433/",
+            "//0x7f000001",
+            "java\tscript:alert(1)",
+            "  javascript:alert(document.domain)",
+            "data:text/html;base64,PHNjcmlwdD4=",
+            "／／evil.com",
+        ] {
+            assert!(at("next", v, Place::QueryValue, 1).is_some(), "{v}");
+        }
+        assert!(at("post_logout_redirect_uri", "//evil.com", Place::QueryValue, 1).is_some());
+        assert!(at("state[returnTo]", "//evil.com", Place::BodyValue, 1).is_some());
+    }
+
+    #[test]
+    fn ordinary_values_and_places_pass() {
+        for v in ["https://app.example.com/callback", "/account/settings", "/", "myapp://oauth/cb", "mailto:a@b.com", "https://example.com/a//b", "//", "//x"] {
+            assert!(at("redirect_uri", v, Place::QueryValue, 4).is_none(), "{v}");
+        }
+        // Not a redirect parameter: only from level 2 (query) or 3 (body); never in a header.
+        assert!(at("q", "//evil.com", Place::QueryValue, 1).is_none());
+        assert!(at("q", "//evil.com", Place::QueryValue, 2).is_some());
+        assert!(at("src", "//cdn.example.com/a.js", Place::BodyValue, 2).is_none());
+        assert!(at("referer", "//evil.com", Place::Header, 4).is_none());
+        assert!(is_redirect_name("returnTo") && is_redirect_name("redirect_uri") && !is_redirect_name("avatar"));
+    }
+}
