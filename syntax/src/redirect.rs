@@ -40,7 +40,7 @@ impl Check for OpenRedirect {
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
         // Full-width and math slashes start with 0xE2 / 0xEF in UTF-8.
-        if !input.bytes.any(b"/\\:\xE2\xEF") {
+        if !input.bytes.any(b"/\\:%\xE2\xEF") {
             return None;
         }
         let level = match input.place {
@@ -86,8 +86,54 @@ fn is_ignored(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r')
 }
 
-/// The reason when `value` is a URL that leaves the site by a confusing shape.
+/// Extra percent-encoding layers undone (applications that decode a parameter twice); the
+/// engine's decoded view would also undo `\/` as a JS escape, which is the shape itself.
+const EXTRA_LAYERS: usize = 2;
+
+/// Bytes of a value read as a URL: a redirect target is short.
+const URL_PREFIX: usize = 512;
+
+/// The reason when `value` (or it with up to [`EXTRA_LAYERS`] percent layers undone) is a URL
+/// that leaves the site by a confusing shape.
 pub fn classify(value: &str) -> Option<&'static str> {
+    if let Some(reason) = classify_url(value) {
+        return Some(reason);
+    }
+    let mut text = value.to_string();
+    for _ in 0..EXTRA_LAYERS {
+        let head = text.trim_start().as_bytes();
+        if !head.iter().take(16).any(|&b| b == b'%') {
+            return None;
+        }
+        text = percent_decode(&head[..head.len().min(URL_PREFIX)]);
+        if let Some(reason) = classify_url(&text) {
+            return Some(reason);
+        }
+    }
+    None
+}
+
+/// One layer of `%XX` undone (invalid escapes kept), lossily as UTF-8.
+fn percent_decode(bytes: &[u8]) -> String {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1).and_then(|&b| hex(b)), bytes.get(i + 2).and_then(|&b| hex(b))) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(h << 4 | l);
+                i += 3;
+            }
+            (b, _, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn classify_url(value: &str) -> Option<&'static str> {
     let t = value.trim_start_matches(|c: char| c <= ' ' || c == '\u{feff}');
     // Scheme: letters (tabs and newlines inside ignored, as browsers do) up to `:`.
     let mut scheme = [0u8; 16];
@@ -244,6 +290,8 @@ mod tests {
             "  javascript:alert(document.domain)",
             "data:text/html;base64,PHNjcmlwdD4=",
             "／／evil.com",
+            "%5C%2Fevil.com",
+            "%255C%252F0x6ac04a7d/",
         ] {
             assert!(at("next", v, Place::QueryValue, 1).is_some(), "{v}");
         }

@@ -17,6 +17,9 @@ pub struct Row {
     /// such rows are placed there (`wire::place_part`), not by `--placement`.
     #[serde(default)]
     pub part: Option<String>,
+    /// The dataset's own note on a row (fwaf: `looks like a scanner probe`).
+    #[serde(default)]
+    pub caveat: Option<String>,
 }
 
 impl Row {

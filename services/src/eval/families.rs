@@ -92,6 +92,7 @@ pub async fn run(engine: &Arc<Engine>, data: &Path, n: usize, seed: u64, concurr
     );
     let started = Instant::now();
     let mut misses: Vec<String> = Vec::new();
+    let mut model_errors = 0;
     let mut by_placement: BTreeMap<String, Tally> = BTreeMap::new();
     let mut summary: Vec<(String, Tally)> = Vec::new();
     let mut by_mutation: Vec<(String, BTreeMap<String, Tally>)> = Vec::new();
@@ -102,6 +103,7 @@ pub async fn run(engine: &Arc<Engine>, data: &Path, n: usize, seed: u64, concurr
         let outcomes = score_many(engine, queries, concurrency).await;
         let mut tally = Tally::default();
         let mut mutations: BTreeMap<String, Tally> = BTreeMap::new();
+        model_errors += outcomes.iter().filter(|o| o.model_error).count();
         for ((v, (_, spot)), o) in variants.iter().zip(&placed).zip(&outcomes) {
             tally.add(o, family.detector());
             by_placement.entry(format!("{} / {spot}", family.name())).or_default().add(o, family.detector());
@@ -116,7 +118,7 @@ pub async fn run(engine: &Arc<Engine>, data: &Path, n: usize, seed: u64, concurr
         summary.push((format!("{} ({})", family.name(), family.detector()), tally));
         by_mutation.push((family.name().to_string(), mutations));
     }
-    println!("  ({:.1} s)", started.elapsed().as_secs_f64());
+    println!("  ({:.1} s; {} requests without a model verdict: model missing or failed)", started.elapsed().as_secs_f64(), model_errors);
     println!("\nRecall per family\n{}", header_row("family (own detector)"));
     for (name, t) in &summary {
         let mark = if pct(t.flagged[0], t.rows) < TARGET_PCT { "!" } else { " " };
@@ -133,10 +135,12 @@ pub async fn run(engine: &Arc<Engine>, data: &Path, n: usize, seed: u64, concurr
         println!("  {p:<34} {}", t.cells());
     }
     heldout(engine, data, concurrency).await?;
-    redirect_rows(engine, data, concurrency).await?;
+    let redirect_misses = redirect_rows(engine, data, concurrency, show_fn).await?;
     if show_fn > 0 {
         println!("\nMisses at the configured level (first {show_fn})");
         misses.iter().for_each(|m| println!("{m}"));
+        println!("\nPool open-redirect rows missed in a redirect parameter (first {show_fn})");
+        redirect_misses.iter().for_each(|m| println!("{m}"));
     }
     Ok(())
 }
@@ -166,7 +170,7 @@ const REDIRECT_PARAMS: &[&str] = &["next", "redirect_uri", "returnTo", "url", "c
 
 /// The pool's open-redirect rows in a redirect parameter (`GET /login?<param>=<payload>`,
 /// percent-encoded like the pool's query placement): an open redirect needs one.
-async fn redirect_rows(engine: &Arc<Engine>, data: &Path, concurrency: usize) -> Result<(), String> {
+async fn redirect_rows(engine: &Arc<Engine>, data: &Path, concurrency: usize, show_fn: usize) -> Result<Vec<String>, String> {
     let mut rows: Vec<Row> = Vec::new();
     for source in REDIRECT_SOURCES {
         rows.extend(load_source(data, source)?.into_iter().filter(|r| r.label == "open-redirect"));
@@ -193,5 +197,11 @@ async fn redirect_rows(engine: &Arc<Engine>, data: &Path, concurrency: usize) ->
     for (k, t) in &by {
         println!("  {k:<34} {}", t.cells());
     }
-    Ok(())
+    Ok(rows
+        .iter()
+        .zip(&outcomes)
+        .filter(|(_, o)| !o.flagged_at_config())
+        .take(show_fn)
+        .map(|(r, o)| format!("  [{}] {:.3} L2:{} | {}", r.source, o.score, o.reasons[1].join(","), r.text.chars().take(160).collect::<String>()))
+        .collect())
 }

@@ -23,6 +23,8 @@ pub struct LevelOutcome {
     pub reasons: [Vec<String>; 4],
     /// The front door or the engine named something it could not score (policy decides).
     pub partial: Vec<String>,
+    /// A model could not score (missing, failed, past the deadline): its verdict is absent.
+    pub model_error: bool,
 }
 
 impl LevelOutcome {
@@ -49,6 +51,7 @@ pub async fn score_levels(engine: &Engine, query: &ScoreQuery) -> LevelOutcome {
         detector: full.detector,
         reason: full.reason.clone(),
         partial: query.partial.iter().cloned().chain(full.partial.iter().cloned()).collect(),
+        model_error: full.model_error.is_some(),
         ..Default::default()
     };
     for (i, level) in LEVELS.iter().enumerate() {

@@ -97,7 +97,11 @@ pub struct EvalArgs {
 }
 
 pub async fn run(args: EvalArgs) -> ExitCode {
-    let engine = match Engine::new(args.engine.engine_config()) {
+    let mut config = args.engine.engine_config();
+    // Offline measurement: a request's model work must not be dropped because the eval keeps
+    // many requests in flight on few cores (the service's deadline is about latency).
+    config.scoring_deadline = config.scoring_deadline.max(Duration::from_secs(600));
+    let engine = match Engine::new(config) {
         Ok(e) => Arc::new(e),
         Err(err) => {
             eprintln!("rampart eval: {err}");
@@ -150,7 +154,7 @@ async fn pool_section(engine: &Arc<Engine>, args: &EvalArgs) -> Result<(), Strin
     for path in &args.requests {
         for r in wire::load_requests(path)? {
             queries.push(r.request.score_query());
-            rows.push(Row { text: r.summary, label: r.label, source: r.source, part: None });
+            rows.push(Row { text: r.summary, label: r.label, source: r.source, part: None, caveat: None });
         }
     }
     let started = Instant::now();

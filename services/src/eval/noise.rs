@@ -10,12 +10,23 @@
 //!   placeholder `@rfiurl`;
 //! - starts or ends with a shell pipe (`|id|`, `|/bin/id`, `*|`);
 //! - joins `union` and `select` with only comments or spaces between (`9/**/union/**/select`).
+//!
+//! Also: a request path with two or more `..` segments (after percent-decoding; no real page
+//! lives above the web root), and rows the dataset itself marks `caveat: looks like a scanner
+//! probe` (fwaf's `/javascript/<name>.<ext>` probes, see the datasets README).
 
 use super::data::Row;
 
 pub fn label_noise(row: &Row) -> Option<&'static str> {
+    if row.caveat.as_deref().is_some_and(|c| c.contains("scanner probe")) {
+        return Some("marked by the dataset (`caveat: looks like a scanner probe`)");
+    }
     if !matches!(row.part.as_deref(), Some("path" | "query" | "url")) {
         return None;
+    }
+    let path = row.text.split('?').next().unwrap_or("");
+    if percent_decode(path).replace('\\', "/").split('/').filter(|s| s.trim() == "..").count() >= 2 {
+        return Some("path climbing above the root (two or more `..` segments)");
     }
     let query = match row.part.as_deref() {
         Some("query") => row.text.as_str(),
@@ -86,7 +97,7 @@ mod tests {
     use super::*;
 
     fn row(text: &str) -> Row {
-        Row { text: text.into(), label: "benign".into(), source: "t".into(), part: Some("path".into()) }
+        Row { text: text.into(), label: "benign".into(), source: "t".into(), part: Some("path".into()), caveat: None }
     }
 
     #[test]
@@ -98,5 +109,7 @@ mod tests {
         assert!(label_noise(&row("/login?next=https://example.com/home")).is_none());
         assert!(label_noise(&row("/search?q=union+station")).is_none());
         assert!(label_noise(&row("/a/b/c")).is_none());
+        assert!(label_noise(&row("/.%2e/.%2e/winnt/win.ini")).is_some());
+        assert!(label_noise(&row("/a/../b")).is_none());
     }
 }

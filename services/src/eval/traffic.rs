@@ -75,6 +75,8 @@ pub async fn run(engine: &Arc<Engine>, data: &Path, request_files: &[PathBuf], c
     for (p, n) in &partial_by {
         println!("  {p:<40} {n}");
     }
+    let model_errors = outcomes.iter().filter(|o| o.model_error).count();
+    println!("Model errors (a model did not score: missing or failed; its fallback rules scored): {model_errors}");
     print_noise(&noise, &noise_outcomes);
     if show_fp > 0 {
         println!("\nFalse positives at level 1 (first {show_fp})");
