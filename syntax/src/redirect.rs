@@ -8,12 +8,13 @@
 //! - a script scheme (`javascript:`, `vbscript:`, `data:text/html`).
 //!
 //! A plain absolute URL (`https://app.example.com/cb`) is what OAuth `redirect_uri` and login
-//! `next` parameters legitimately carry: it is not flagged.
+//! `next` parameters legitimately carry: it counts only in a redirect parameter, from level 2.
 //!
 //! Position decides the level: a query/form/JSON value whose name is a redirect parameter
 //! (`next`, `redirect_uri`, `returnTo`, `url`, ...) counts at level 1; any query value that is
 //! such a URL as a whole, or a request path starting with one (`//evil.com/`), at level 2; any
-//! other body value at level 3. Elsewhere (telemetry bodies, chat text) it does not count.
+//! other body value at level 3. Elsewhere (headers, telemetry bodies, chat text) it does not
+//! count here (the anywhere-patterns of rules/open-redirect.toml count from level 2).
 
 use crate::{Check, Finding, Input, Place};
 
@@ -25,8 +26,7 @@ const REDIRECT_NAMES: &[&str] = &[
     "returnpath", "returnuri", "next", "nexturl", "nextpage", "url", "uri", "continue", "continueurl", "dest",
     "destination", "desturl", "goto", "go", "gotourl", "target", "targeturl", "callback", "callbackurl", "cb", "r",
     "u", "rurl", "forward", "forwardurl", "to", "out", "link", "success", "successurl", "failureurl", "cancelurl",
-    "errorurl", "backurl", "back", "relaystate", "service", "checkouturl", "logouturl", "loginurl", "view", "jump",
-    "jumpto", "location", "origin", "ref", "referrer", "landing", "landingpage", "page", "path", "site", "from",
+    "errorurl", "backurl", "back", "relaystate", "service", "checkouturl", "logouturl", "loginurl", "jump", "jumpto",
 ];
 
 /// Name endings that make a redirect parameter (`post_logout_redirect_uri`, `onSuccessUrl`).
@@ -39,12 +39,13 @@ impl Check for OpenRedirect {
     }
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
-        // Full-width and math slashes start with 0xE2 / 0xEF in UTF-8.
-        if !input.bytes.any(b"/\\:%\xE2\xEF") {
+        // Full-width, math and kana look-alike slashes start with 0xE2 / 0xE3 / 0xEF in UTF-8.
+        if !input.bytes.any(b"/\\:%\xE2\xE3\xEF") {
             return None;
         }
+        let named = is_redirect_name(input.name);
         let level = match input.place {
-            Place::QueryValue | Place::BodyValue if is_redirect_name(input.name) => 1,
+            Place::QueryValue | Place::BodyValue if named => 1,
             Place::QueryValue | Place::Path => 2,
             Place::BodyValue => 3,
             _ => return None,
@@ -52,8 +53,14 @@ impl Check for OpenRedirect {
         if level > input.sensitivity {
             return None;
         }
-        let reason = classify(input.text)?;
-        Some(Finding { reason, score: 0.95, level })
+        let (reason, shape_level) = classify(input.text)?;
+        // A plain absolute URL is only worth a look in a redirect parameter: elsewhere
+        // (tracking pixels, `ref=`, API fields) it is ordinary.
+        if shape_level > 1 && !named {
+            return None;
+        }
+        let level = level.max(shape_level);
+        (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
     }
 }
 
@@ -95,9 +102,9 @@ const URL_PREFIX: usize = 512;
 
 /// The reason when `value` (or it with up to [`EXTRA_LAYERS`] percent layers undone) is a URL
 /// that leaves the site by a confusing shape.
-pub fn classify(value: &str) -> Option<&'static str> {
-    if let Some(reason) = classify_url(value) {
-        return Some(reason);
+pub fn classify(value: &str) -> Option<(&'static str, u8)> {
+    if let Some(found) = classify_url(value) {
+        return Some(found);
     }
     let mut text = value.to_string();
     for _ in 0..EXTRA_LAYERS {
@@ -105,12 +112,21 @@ pub fn classify(value: &str) -> Option<&'static str> {
         if !head.iter().take(16).any(|&b| b == b'%') {
             return None;
         }
+        // Clients never percent-encode letters and digits: a URL that needed them undone was
+        // written to slip past a filter, whatever its shape.
+        let letters_encoded = encodes_alphanumerics(head);
         text = percent_decode(&head[..head.len().min(URL_PREFIX)]);
-        if let Some(reason) = classify_url(&text) {
-            return Some(reason);
+        if let Some((reason, level)) = classify_url(&text) {
+            return Some(if letters_encoded { ("open-redirect:redirect-param-encoded-url", 1) } else { (reason, level) });
         }
     }
     None
+}
+
+/// Whether `bytes` hold a `%XX` escape of an ASCII letter or digit.
+fn encodes_alphanumerics(bytes: &[u8]) -> bool {
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    bytes.windows(3).any(|w| w[0] == b'%' && matches!((hex(w[1]), hex(w[2])), (Some(h), Some(l)) if (h << 4 | l).is_ascii_alphanumeric()))
 }
 
 /// One layer of `%XX` undone (invalid escapes kept), lossily as UTF-8.
@@ -133,7 +149,9 @@ fn percent_decode(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn classify_url(value: &str) -> Option<&'static str> {
+/// The reason and the lowest level it counts at (1, or 2 for a plain absolute URL, which OAuth
+/// and login flows carry legitimately).
+fn classify_url(value: &str) -> Option<(&'static str, u8)> {
     let t = value.trim_start_matches(|c: char| c <= ' ' || c == '\u{feff}');
     // Scheme: letters (tabs and newlines inside ignored, as browsers do) up to `:`.
     let mut scheme = [0u8; 16];
@@ -160,9 +178,9 @@ fn classify_url(value: &str) -> Option<&'static str> {
     let scheme = &scheme[..if has_scheme { len } else { 0 }];
     if has_scheme {
         match scheme {
-            b"javascript" | b"vbscript" | b"livescript" => return Some("open-redirect:redirect-param-script-url"),
+            b"javascript" | b"vbscript" | b"livescript" => return Some(("open-redirect:redirect-param-script-url", 1)),
             b"data" if rest.trim_start().get(..9).is_some_and(|m| m.eq_ignore_ascii_case("text/html")) => {
-                return Some("open-redirect:redirect-param-script-url")
+                return Some(("open-redirect:redirect-param-script-url", 1))
             }
             b"http" | b"https" | b"ftp" => {}
             // mailto:, tel:, custom app schemes (`myapp://callback`): not a web redirect.
@@ -183,7 +201,18 @@ fn classify_url(value: &str) -> Option<&'static str> {
             break;
         }
     }
-    let authority = authority(&rest[host_at..]);
+    let after = &rest[host_at..];
+    // A path that starts with another URL (`/https://evil.com`, `//https:/evil.com`): joined
+    // naively to a base, or normalised, it becomes the off-site URL.
+    if !has_scheme && slashes >= 1 && starts_with_web_scheme(after) {
+        return Some(("open-redirect:redirect-param-url-in-path", 1));
+    }
+    // Look-alike slashes that some URL parsers fold into `//` (`〱evil.com`).
+    let (lookalike, after) = match after.chars().next() {
+        Some(c @ ('〱' | '〵' | 'ゝ' | 'ｰ')) if !has_scheme => (true, &after[c.len_utf8()..]),
+        _ => (false, after),
+    };
+    let authority = authority(after);
     let (userinfo, host) = match authority.rfind('@') {
         Some(at) => (true, &authority[at + 1..]),
         None => (false, authority),
@@ -191,23 +220,33 @@ fn classify_url(value: &str) -> Option<&'static str> {
     if !host_like(host) {
         return None;
     }
+    if lookalike {
+        return Some(("open-redirect:redirect-param-slash-confusion", 1));
+    }
     let odd_slashes = backslash || space || slashes >= 3;
     if has_scheme {
         if slashes != 2 || odd_slashes {
-            return Some("open-redirect:redirect-param-malformed-url");
+            return Some(("open-redirect:redirect-param-malformed-url", 1));
         }
     } else if slashes < 2 {
         return None;
     } else if odd_slashes {
-        return Some("open-redirect:redirect-param-slash-confusion");
+        return Some(("open-redirect:redirect-param-slash-confusion", 1));
     }
     if userinfo {
-        return Some("open-redirect:redirect-param-userinfo");
+        return Some(("open-redirect:redirect-param-userinfo", 1));
     }
-    if numeric_host(host) {
-        return Some("open-redirect:redirect-param-numeric-host");
+    if numeric_host(host) || host.starts_with('[') {
+        return Some(("open-redirect:redirect-param-numeric-host", 1));
     }
-    (!has_scheme).then_some("open-redirect:redirect-param-scheme-relative")
+    Some(if has_scheme { ("open-redirect:redirect-param-absolute-url", 2) } else { ("open-redirect:redirect-param-scheme-relative", 1) })
+}
+
+/// `http:` / `https:` (any case) at the start of `text`.
+fn starts_with_web_scheme(text: &str) -> bool {
+    let b = text.as_bytes();
+    let word = |w: &[u8]| b.len() > w.len() && b[..w.len()].eq_ignore_ascii_case(w) && b[w.len()] == b':';
+    word(b"http") || word(b"https")
 }
 
 /// The authority: up to the first slash, `?` or `#` (bounded: hosts are short).
@@ -255,7 +294,7 @@ fn numeric_host(host: &str) -> bool {
         } else {
             !p.is_empty() && p.len() <= 10 && p.bytes().all(|b| b.is_ascii_digit())
         }
-    }) && (parts.len() == 4 || parts.iter().any(|p| p.len() >= 8 || p.starts_with("0x") || p.starts_with("0x")))
+    })
 }
 
 #[cfg(test)]
@@ -292,6 +331,12 @@ mod tests {
             "／／evil.com",
             "%5C%2Fevil.com",
             "%255C%252F0x6ac04a7d/",
+            "/https://evil.com/",
+            "//https:///evil.com/%2e%2e",
+            "http://00330.3856078",
+            "http://[::216.58.214.206]",
+            "%68%74%74%70%3a%2f%2f%67%6f%6f%67%6c%65%2e%63%6f%6d",
+            "〱evil.com",
         ] {
             assert!(at("next", v, Place::QueryValue, 1).is_some(), "{v}");
         }
@@ -301,13 +346,22 @@ mod tests {
 
     #[test]
     fn ordinary_values_and_places_pass() {
-        for v in ["https://app.example.com/callback", "/account/settings", "/", "myapp://oauth/cb", "mailto:a@b.com", "https://example.com/a//b", "//", "//x"] {
+        // A plain absolute URL counts from level 2 only.
+        assert!(at("next", "https://evil.com/", Place::QueryValue, 1).is_none());
+        assert!(at("next", "https://evil.com/", Place::QueryValue, 2).is_some());
+        assert!(at("next", "https%3A%2F%2Fapp.example.com%2Fcb", Place::QueryValue, 1).is_none());
+        for v in ["/account/settings", "/", "myapp://oauth/cb", "mailto:a@b.com", "//", "//x"] {
             assert!(at("redirect_uri", v, Place::QueryValue, 4).is_none(), "{v}");
+        }
+        for v in ["https://app.example.com/callback", "https://example.com/a//b", "/https-guide", "ーevil.com"] {
+            assert!(at("redirect_uri", v, Place::QueryValue, 1).is_none(), "{v}");
         }
         // Not a redirect parameter: only from level 2 (query) or 3 (body); never in a header.
         assert!(at("q", "//evil.com", Place::QueryValue, 1).is_none());
         assert!(at("q", "//evil.com", Place::QueryValue, 2).is_some());
         assert!(at("src", "//cdn.example.com/a.js", Place::BodyValue, 2).is_none());
+        assert!(at("ref", "https://www.google.com/", Place::QueryValue, 4).is_none());
+        assert!(at("src", "https://www.google.com/", Place::QueryValue, 4).is_none());
         assert!(at("referer", "//evil.com", Place::Header, 4).is_none());
         assert!(is_redirect_name("returnTo") && is_redirect_name("redirect_uri") && !is_redirect_name("avatar"));
     }
