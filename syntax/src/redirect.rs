@@ -8,7 +8,7 @@
 //! - a script scheme (`javascript:`, `vbscript:`, `data:text/html`).
 //!
 //! A plain absolute URL (`https://app.example.com/cb`) is what OAuth `redirect_uri` and login
-//! `next` parameters legitimately carry: it counts only in a redirect parameter, from level 2.
+//! `next` parameters legitimately carry: it counts only in a redirect parameter, from level 3.
 //!
 //! Position decides the level: a query/form/JSON value whose name is a redirect parameter
 //! (`next`, `redirect_uri`, `returnTo`, `url`, ...) counts at level 1; any query value that is
@@ -239,7 +239,29 @@ fn classify_url(value: &str) -> Option<(&'static str, u8)> {
     if numeric_host(host) || host.starts_with('[') {
         return Some(("open-redirect:redirect-param-numeric-host", 1));
     }
-    Some(if has_scheme { ("open-redirect:redirect-param-absolute-url", 2) } else { ("open-redirect:redirect-param-scheme-relative", 1) })
+    if has_scheme && confusing_after_host(&after[authority.len()..]) {
+        return Some(("open-redirect:redirect-param-host-confusion", 1));
+    }
+    Some(if has_scheme { ("open-redirect:redirect-param-absolute-url", 3) } else { ("open-redirect:redirect-param-scheme-relative", 1) })
+}
+
+/// What follows an absolute URL's host when it is written to be split differently by two
+/// parsers: a backslash (`https://evil.com\@trusted.com`), `@` after `?`/`#` before any slash
+/// (`https://evil.com#@trusted.com/`), an encoded slash or dot-dot opening the path
+/// (`https://evil.com/%2f..`, `https://evil.com%2f%2f.trusted.com`).
+fn confusing_after_host(rest: &str) -> bool {
+    let head = &rest.as_bytes()[..rest.len().min(96)];
+    if head.first() == Some(&b'\\') || head.first() == Some(&b'%') {
+        return true;
+    }
+    if matches!(head.first(), Some(b'?' | b'#')) {
+        let upto = head.iter().position(|&b| b == b'/').unwrap_or(head.len());
+        if head[..upto].contains(&b'@') {
+            return true;
+        }
+    }
+    let lower: Vec<u8> = head.iter().take(12).map(u8::to_ascii_lowercase).collect();
+    [&b"/%2f"[..], b"/%5c", b"/..", b"/%2e%2e", b"/.%2e", b"/%2e."].iter().any(|p| lower.starts_with(p))
 }
 
 /// `http:` / `https:` (any case) at the start of `text`.
@@ -251,7 +273,7 @@ fn starts_with_web_scheme(text: &str) -> bool {
 
 /// The authority: up to the first slash, `?` or `#` (bounded: hosts are short).
 fn authority(text: &str) -> &str {
-    let end = text.char_indices().find(|&(_, c)| is_slash(c) || matches!(c, '?' | '#') || c <= ' ').map_or(text.len(), |(i, _)| i);
+    let end = text.char_indices().find(|&(_, c)| is_slash(c) || matches!(c, '?' | '#' | '%') || c <= ' ').map_or(text.len(), |(i, _)| i);
     let end = end.min(256);
     let mut end = end.min(text.len());
     while !text.is_char_boundary(end) {
@@ -337,6 +359,10 @@ mod tests {
             "http://[::216.58.214.206]",
             "%68%74%74%70%3a%2f%2f%67%6f%6f%67%6c%65%2e%63%6f%6d",
             "〱evil.com",
+            "https://evil.com/%2f..",
+            "http://evil.com:80#@example.com/",
+            "http://evil.com%2f%2f.example.com/",
+            "http://evil.com\\example.com/",
         ] {
             assert!(at("next", v, Place::QueryValue, 1).is_some(), "{v}");
         }
@@ -347,8 +373,8 @@ mod tests {
     #[test]
     fn ordinary_values_and_places_pass() {
         // A plain absolute URL counts from level 2 only.
-        assert!(at("next", "https://evil.com/", Place::QueryValue, 1).is_none());
-        assert!(at("next", "https://evil.com/", Place::QueryValue, 2).is_some());
+        assert!(at("next", "https://evil.com/", Place::QueryValue, 2).is_none());
+        assert!(at("next", "https://evil.com/", Place::QueryValue, 3).is_some());
         assert!(at("next", "https%3A%2F%2Fapp.example.com%2Fcb", Place::QueryValue, 1).is_none());
         for v in ["/account/settings", "/", "myapp://oauth/cb", "mailto:a@b.com", "//", "//x"] {
             assert!(at("redirect_uri", v, Place::QueryValue, 4).is_none(), "{v}");
