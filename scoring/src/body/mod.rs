@@ -12,6 +12,7 @@
 //! parsers are iterative and linear in the body length.
 
 pub mod form;
+pub mod graphql_doc;
 pub mod json;
 pub mod binary;
 pub mod multipart;
