@@ -165,6 +165,9 @@ async fn heldout(engine: &Arc<Engine>, data: &Path, concurrency: usize) -> Resul
     Ok(())
 }
 
+/// The host put in place of fuzzdb's `{target}` placeholder.
+const TEMPLATE_HOST: &str = "attacker.net";
+
 /// The redirect parameter names the open-redirect rows are replayed in, round-robin.
 const REDIRECT_PARAMS: &[&str] = &["next", "redirect_uri", "returnTo", "url", "continue", "dest", "goto", "r"];
 
@@ -180,7 +183,9 @@ async fn redirect_rows(engine: &Arc<Engine>, data: &Path, concurrency: usize, sh
         .enumerate()
         .map(|(i, r)| {
             let param = REDIRECT_PARAMS[i % REDIRECT_PARAMS.len()];
-            WireRequest::new("GET", &format!("/login?{param}={}", percent_encode(&r.text))).score_query()
+            // fuzzdb's rows are templates: `{target}` is where the tester's host goes.
+            let payload = r.text.replace("{target}", TEMPLATE_HOST);
+            WireRequest::new("GET", &format!("/login?{param}={}", percent_encode(&payload))).score_query()
         })
         .collect();
     let outcomes = score_many(engine, queries, concurrency).await;
