@@ -8,7 +8,8 @@
 //! - a script scheme (`javascript:`, `vbscript:`, `data:text/html`).
 //!
 //! A plain absolute URL (`https://app.example.com/cb`) is what OAuth `redirect_uri` and login
-//! `next` parameters legitimately carry: it counts only in a redirect parameter, from level 3.
+//! `next` parameters legitimately carry: it counts only in a redirect parameter, at level 4
+//! (86 of 46,755 real requests carry one: ad and SSO redirects).
 //!
 //! Position decides the level: a query/form/JSON value whose name is a redirect parameter
 //! (`next`, `redirect_uri`, `returnTo`, `url`, ...) counts at level 1; any query value that is
@@ -242,7 +243,7 @@ fn classify_url(value: &str) -> Option<(&'static str, u8)> {
     if has_scheme && confusing_after_host(&after[authority.len()..]) {
         return Some(("open-redirect:redirect-param-host-confusion", 1));
     }
-    Some(if has_scheme { ("open-redirect:redirect-param-absolute-url", 3) } else { ("open-redirect:redirect-param-scheme-relative", 1) })
+    Some(if has_scheme { ("open-redirect:redirect-param-absolute-url", 4) } else { ("open-redirect:redirect-param-scheme-relative", 1) })
 }
 
 /// What follows an absolute URL's host when it is written to be split differently by two
@@ -373,8 +374,8 @@ mod tests {
     #[test]
     fn ordinary_values_and_places_pass() {
         // A plain absolute URL counts from level 2 only.
-        assert!(at("next", "https://evil.com/", Place::QueryValue, 2).is_none());
-        assert!(at("next", "https://evil.com/", Place::QueryValue, 3).is_some());
+        assert!(at("next", "https://evil.com/", Place::QueryValue, 3).is_none());
+        assert!(at("next", "https://evil.com/", Place::QueryValue, 4).is_some());
         assert!(at("next", "https%3A%2F%2Fapp.example.com%2Fcb", Place::QueryValue, 1).is_none());
         for v in ["/account/settings", "/", "myapp://oauth/cb", "mailto:a@b.com", "//", "//x"] {
             assert!(at("redirect_uri", v, Place::QueryValue, 4).is_none(), "{v}");

@@ -3,8 +3,8 @@
 //! false positives and rules are not weakened for them; the real-traffic section sets them
 //! apart by the rule below, stated in code so the count is reproducible (no hand-picked ids).
 //!
-//! The rule looks only at rows that are request targets (`part` = path, query or url) and at
-//! their query values (percent-decoded). A row is noise when a value
+//! The rule looks only at fwaf_goodqueries_subset rows (request targets) and at their query
+//! values (percent-decoded). A row is noise when a value
 //! - is an absolute URL ending in `?` — the remote-file-inclusion terminator that cuts off the
 //!   suffix the application appends (`?x=http://192.168.202.96:8080/abc?`) — or the scanner
 //!   placeholder `@rfiurl`;
@@ -17,11 +17,16 @@
 
 use super::data::Row;
 
+/// The one real set whose benign label is known to be polluted by scanner probes.
+const NOISY_SOURCE: &str = "fwaf_goodqueries_subset";
+
 pub fn label_noise(row: &Row) -> Option<&'static str> {
     if row.caveat.as_deref().is_some_and(|c| c.contains("scanner probe")) {
         return Some("marked by the dataset (`caveat: looks like a scanner probe`)");
     }
-    if !matches!(row.part.as_deref(), Some("path" | "query" | "url")) {
+    // The probe shapes below are only taken as noise in the scanner-polluted web log: in the
+    // HAR captures, an ad pixel's `|`-joined value or a URL ending in `?` is real traffic.
+    if row.source != NOISY_SOURCE || !matches!(row.part.as_deref(), Some("path" | "query" | "url")) {
         return None;
     }
     let path = row.text.split('?').next().unwrap_or("");
@@ -97,7 +102,7 @@ mod tests {
     use super::*;
 
     fn row(text: &str) -> Row {
-        Row { text: text.into(), label: "benign".into(), source: "t".into(), part: Some("path".into()), caveat: None }
+        Row { text: text.into(), label: "benign".into(), source: NOISY_SOURCE.into(), part: Some("path".into()), caveat: None }
     }
 
     #[test]
