@@ -5,9 +5,9 @@
 //!
 //! The rule looks only at fwaf_goodqueries_subset rows (request targets) and at their query
 //! values (percent-decoded). A row is noise when a value
-//! - is an absolute URL ending in `?` — the remote-file-inclusion terminator that cuts off the
-//!   suffix the application appends (`?x=http://192.168.202.96:8080/abc?`) — or the scanner
-//!   placeholder `@rfiurl`;
+//! - is an absolute URL ending in `?` (or with `??`) — the remote-file-inclusion terminator that
+//!   cuts off the suffix the application appends (`?x=http://192.168.202.96:8080/abc?`) — or
+//!   the scanner placeholder `@rfiurl`;
 //! - starts or ends with a shell pipe (`|id|`, `|/bin/id`, `*|`);
 //! - joins `union` and `select` with only comments or spaces between (`9/**/union/**/select`).
 //!
@@ -43,7 +43,8 @@ pub fn label_noise(row: &Row) -> Option<&'static str> {
         let v = value.trim();
         let lower = v.to_ascii_lowercase();
         let absolute = ["http://", "https://", "ftp://"].iter().any(|s| lower.starts_with(s));
-        if (absolute && lower.ends_with('?')) || lower.starts_with("@rfiurl") {
+        let empty_query = lower.ends_with('?') || lower.contains("??");
+        if (absolute && empty_query) || lower.starts_with("@rfiurl") {
             return Some("remote file inclusion probe (URL value ending in `?`, @rfiurl)");
         }
         if v.starts_with('|') || v.ends_with('|') {
@@ -109,6 +110,7 @@ mod tests {
     fn probes_are_noise_and_ordinary_queries_are_not() {
         assert!(label_noise(&row("/a.php?dir=http://192.168.202.96:8080/abc??")).is_some());
         assert!(label_noise(&row("/a.php?x=@rfiurl")).is_some());
+        assert!(label_noise(&row("/a.php?d=http://192.168.202.96:8080/abc??admin")).is_some());
         assert!(label_noise(&row("/a.cgi?cat=nessus&art=|id|")).is_some());
         assert!(label_noise(&row("/i.php?id=9/**/union/**/select/**/1,1--")).is_some());
         assert!(label_noise(&row("/login?next=https://example.com/home")).is_none());
