@@ -114,7 +114,7 @@ fn comments(rng: &mut Rng, text: &str) -> String {
 
 /// Spaces replaced by other whitespace a header may carry (no CR/LF: they would end it).
 fn whitespace(rng: &mut Rng, text: &str) -> String {
-    let ws: &str = *rng.pick::<&str>(&["\t", "  ", " \t", "\u{b}", "\u{c}", "+"]);
+    let ws: &str = rng.pick::<&str>(&["\t", "  ", " \t", "\u{b}", "\u{c}", "+"]);
     text.replace(' ', ws)
 }
 
