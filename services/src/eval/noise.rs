@@ -45,7 +45,7 @@ pub fn label_noise(row: &Row) -> Option<&'static str> {
         let absolute = ["http://", "https://", "ftp://"].iter().any(|s| lower.starts_with(s));
         let empty_query = lower.ends_with('?') || lower.contains("??");
         if (absolute && empty_query) || lower.starts_with("@rfiurl") {
-            return Some("remote file inclusion probe (URL value ending in `?`, @rfiurl)");
+            return Some("remote file inclusion probe (URL value ending in `?` or with `??`, @rfiurl)");
         }
         if v.starts_with('|') || v.ends_with('|') {
             return Some("shell pipe probe (value starts or ends with `|`)");
