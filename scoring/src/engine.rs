@@ -369,7 +369,17 @@ impl Engine {
         if detector == SQLI {
             analysis.hits.gated.iter().filter(|(d, _)| *d == SQLI).map(|(_, f)| *f).collect()
         } else {
-            (0..fields.len()).filter(|&i| self.is_natural_language(fields, i)).collect()
+            // A binary field (lossily decoded bytes: mostly U+FFFD and controls) or a GraphQL
+            // document without strings or comments is scanned by the patterns like any other
+            // but is not prose (`body::binary`, `body::graphql_doc`).
+            (0..fields.len())
+                .filter(|&i| self.is_natural_language(fields, i))
+                .filter(|&i| {
+                    fields.get(i).is_none_or(|f| {
+                        !crate::body::binary::looks_binary(f.value) && !crate::body::graphql_doc::is_prose_free_graphql(f.value)
+                    })
+                })
+                .collect()
         }
     }
 

@@ -16,6 +16,7 @@ pub mod js_lex;
 mod mail;
 mod php;
 mod protocol;
+mod redirect;
 mod registry;
 mod scanner;
 mod shell_deobf;

@@ -15,6 +15,7 @@ static CHECKS: &[&dyn Check] = &[
     &crate::jndi::Jndi,
     &crate::php::Php,
     &crate::java::Java,
+    &crate::redirect::OpenRedirect,
 ];
 
 pub fn checks() -> &'static [&'static dyn Check] {

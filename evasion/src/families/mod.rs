@@ -8,9 +8,11 @@ mod jndi;
 mod mail;
 mod php;
 mod protocol;
+mod redirect;
 mod scanner;
 mod shell_unix;
 mod shell_windows;
+mod sqli_header;
 mod ssi;
 pub mod xss_html;
 pub mod xss_js;
@@ -28,6 +30,8 @@ static FAMILIES: &[&dyn Family] = &[
     &php::PhpInjection,
     &java::JavaInjection,
     &jndi::Jndi,
+    &redirect::Redirect,
+    &sqli_header::SqliHeader,
 ];
 
 pub fn families() -> &'static [&'static dyn Family] {

@@ -12,7 +12,9 @@
 //! parsers are iterative and linear in the body length.
 
 pub mod form;
+pub mod graphql_doc;
 pub mod json;
+pub mod binary;
 pub mod multipart;
 pub mod part_encoding;
 pub mod raw;

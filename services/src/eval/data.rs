@@ -4,13 +4,22 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::wire::{place_part, WireRequest};
 use super::{Placement, Split};
+use crate::scorer::ScoreQuery;
 
 #[derive(Debug, Deserialize)]
 pub struct Row {
     pub text: String,
     pub label: String,
     pub source: String,
+    /// Where the text lives in real traffic (`url`, `query`, `cookie`, `user-agent`, ...):
+    /// such rows are placed there (`wire::place_part`), not by `--placement`.
+    #[serde(default)]
+    pub part: Option<String>,
+    /// The dataset's own note on a row (fwaf: `looks like a scanner probe`).
+    #[serde(default)]
+    pub caveat: Option<String>,
 }
 
 impl Row {
@@ -133,6 +142,38 @@ pub fn percent_encode(text: &str) -> String {
         }
     }
     out
+}
+
+/// The scored request for a row, built as the proxy builds it: a row with a `part` goes where
+/// that part lives; CSIC rows are whole requests; ShareGPT messages are chat-completion bodies;
+/// anything else follows `placement`.
+pub fn query_for(row: &Row, placement: Placement) -> ScoreQuery {
+    if let Some(request) = row.part.as_deref().and_then(|part| place_part(part, &row.text)) {
+        return request.score_query();
+    }
+    if row.source == "csic2010_lines" {
+        return csic_wire(&row.text).score_query();
+    }
+    if row.source == "sharegpt_user_messages" {
+        if let Some(request) = place_part("chat", &row.text) {
+            return request.score_query();
+        }
+    }
+    let (request_text, headers) = request_for(row, placement);
+    ScoreQuery { request_text, headers, ..Default::default() }
+}
+
+/// A CSIC line as the request it was: a GET with its query, or a POST whose parameters were
+/// the form body (the dataset writes both as `method url?params`).
+fn csic_wire(text: &str) -> WireRequest {
+    let request = csic_request(text);
+    let (method, target) = request.split_once(' ').unwrap_or(("GET", "/"));
+    if method == "POST" {
+        let (path, params) = target.split_once('?').unwrap_or((target, ""));
+        WireRequest::new("POST", path).header("content-type", "application/x-www-form-urlencoded").body(params)
+    } else {
+        WireRequest::new(method, target)
+    }
 }
 
 /// The spec's request_text and headers for a row.

@@ -3,9 +3,14 @@
 //! texts (TPR/FPR and a ROC-style table). See docs/EVAL.md for the split.
 
 mod data;
+mod families;
+mod levels;
+mod noise;
 mod quality;
 mod report;
 mod roc;
+mod traffic;
+mod wire;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,7 +20,8 @@ use std::time::{Duration, Instant};
 use clap::{Args, ValueEnum};
 
 use crate::config::EngineArgs;
-use data::{load_pool, request_for, Row};
+use crate::scorer as scoring_query;
+use data::{load_pool, query_for, Row};
 use report::{Outcome, Report};
 use scoring::{Engine, ScoreInput};
 
@@ -67,36 +73,63 @@ pub struct EvalArgs {
     /// Skip the model-quality section (each model's own TPR/FPR and ROC table on held-out texts).
     #[arg(long = "no-model-quality")]
     pub no_model_quality: bool,
+    /// Whole-request JSONL files (`method`, `path` with raw query, `headers`, `body` or
+    /// `body_b64`, `label`, `source`), replayed as the proxy receives them; repeatable. They
+    /// join the pool section and, when given, replace `<data>/requests/*.jsonl` in the
+    /// real-traffic section.
+    #[arg(long = "requests", value_name = "FILE")]
+    pub requests: Vec<PathBuf>,
+    /// Real benign traffic: FPR per set and per reason at each sensitivity level. On by default
+    /// for a whole-pool run (no --sources, no --requests).
+    #[arg(long = "real-traffic")]
+    pub real_traffic: bool,
+    /// Generated evasion families: N variants per family (2000 when N is left out).
+    #[arg(long = "evasion", value_name = "N", num_args = 0..=1, default_missing_value = "2000")]
+    pub evasion: Option<usize>,
+    /// Seed of the evasion variants (printed with the section).
+    #[arg(long = "seed", default_value = "20261124")]
+    pub seed: u64,
+    /// Skip the pool section (and the model-quality section): run only --real-traffic / --evasion.
+    #[arg(long = "no-pool")]
+    pub no_pool: bool,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
 
 pub async fn run(args: EvalArgs) -> ExitCode {
-    let engine = match Engine::new(args.engine.engine_config()) {
+    let mut config = args.engine.engine_config();
+    // Offline measurement: a request's model work must not be dropped because the eval keeps
+    // many requests in flight on few cores (the service's deadline is about latency).
+    config.scoring_deadline = config.scoring_deadline.max(Duration::from_secs(600));
+    let engine = match Engine::new(config) {
         Ok(e) => Arc::new(e),
         Err(err) => {
             eprintln!("rampart eval: {err}");
             return ExitCode::FAILURE;
         }
     };
-    let rows = match load_pool(&args.data, args.split, &args.sources) {
-        Ok(rows) => rows,
-        Err(err) => {
+    wait_for_models(&engine).await;
+    let concurrency = args.concurrency.max(1);
+    if !args.no_pool {
+        if let Err(err) = pool_section(&engine, &args).await {
             eprintln!("rampart eval: {err}");
             return ExitCode::FAILURE;
         }
-    };
-    wait_for_models(&engine).await;
-    let started = Instant::now();
-    let outcomes = score_rows(&engine, &rows, args.placement, args.concurrency.max(1)).await;
-    let elapsed = started.elapsed();
-    let mut report = Report::new(engine.threshold());
-    for (row, outcome) in rows.iter().zip(outcomes.iter()) {
-        report.add(row, outcome);
     }
-    let hard = report::hard_negatives(&engine, args.placement).await;
-    report.print(&args, &rows, &outcomes, &hard, elapsed);
-    if args.no_model_quality {
+    let real_traffic = args.real_traffic || (!args.no_pool && args.sources.is_empty() && args.requests.is_empty());
+    if real_traffic {
+        if let Err(err) = traffic::run(&engine, &args.data, &args.requests, concurrency, args.show_fp).await {
+            eprintln!("rampart eval: real traffic: {err}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if let Some(n) = args.evasion {
+        if let Err(err) = families::run(&engine, &args.data, n, args.seed, concurrency, args.show_fn).await {
+            eprintln!("rampart eval: evasion: {err}");
+            return ExitCode::FAILURE;
+        }
+    }
+    if args.no_model_quality || args.no_pool {
         return ExitCode::SUCCESS;
     }
     // The model section loads its own copy of the models: free the engine's first.
@@ -108,6 +141,32 @@ pub async fn run(args: EvalArgs) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The labelled pool (and `--requests` files): TPR/FPR per class, confusion, hard negatives.
+async fn pool_section(engine: &Arc<Engine>, args: &EvalArgs) -> Result<(), String> {
+    let mut rows = if args.sources.is_empty() && !args.requests.is_empty() {
+        Vec::new()
+    } else {
+        load_pool(&args.data, args.split, &args.sources)?
+    };
+    let mut queries: Vec<scoring_query::ScoreQuery> = rows.iter().map(|r| query_for(r, args.placement)).collect();
+    for path in &args.requests {
+        for r in wire::load_requests(path)? {
+            queries.push(r.request.score_query());
+            rows.push(Row { text: r.summary, label: r.label, source: r.source, part: None, caveat: None });
+        }
+    }
+    let started = Instant::now();
+    let outcomes = score_rows(engine, queries, args.concurrency.max(1)).await;
+    let elapsed = started.elapsed();
+    let mut report = Report::new(engine.threshold());
+    for (row, outcome) in rows.iter().zip(outcomes.iter()) {
+        report.add(row, outcome);
+    }
+    let hard = report::hard_negatives(engine, args.placement).await;
+    report.print(args, &rows, &outcomes, &hard, elapsed);
+    Ok(())
 }
 
 async fn wait_for_models(engine: &Engine) {
@@ -123,17 +182,21 @@ async fn wait_for_models(engine: &Engine) {
     }
 }
 
-async fn score_rows(engine: &Arc<Engine>, rows: &[Row], placement: Placement, concurrency: usize) -> Vec<Outcome> {
-    let mut outcomes = Vec::with_capacity(rows.len());
-    for chunk in rows.chunks(concurrency * 16) {
+async fn score_rows(engine: &Arc<Engine>, queries: Vec<scoring_query::ScoreQuery>, concurrency: usize) -> Vec<Outcome> {
+    let mut outcomes = Vec::with_capacity(queries.len());
+    let mut queries = queries.into_iter().peekable();
+    while queries.peek().is_some() {
         let mut tasks = tokio::task::JoinSet::new();
-        for (i, part) in chunk.chunks(16).enumerate() {
+        for i in 0..concurrency {
+            let part: Vec<_> = queries.by_ref().take(16).collect();
+            if part.is_empty() {
+                break;
+            }
             let engine = engine.clone();
-            let requests: Vec<_> = part.iter().map(|r| request_for(r, placement)).collect();
             tasks.spawn(async move {
-                let mut out = Vec::with_capacity(requests.len());
-                for (text, headers) in &requests {
-                    let result = engine.score_all(&ScoreInput { request_text: text, headers }).await;
+                let mut out = Vec::with_capacity(part.len());
+                for q in &part {
+                    let result = engine.score_all(&ScoreInput { request_text: &q.request_text, headers: &q.headers }).await;
                     out.push(Outcome::from_result(&result));
                 }
                 (i, out)

@@ -191,7 +191,7 @@ pub const HARD_NEGATIVES: &[&str] = &[
 pub async fn hard_negatives(engine: &Engine, placement: Placement) -> Vec<(String, Outcome)> {
     let mut out = Vec::new();
     for text in HARD_NEGATIVES {
-        let row = Row { text: text.to_string(), label: "benign".into(), source: "hard-negative".into() };
+        let row = Row { text: text.to_string(), label: "benign".into(), source: "hard-negative".into(), part: None, caveat: None };
         let (request_text, headers) = request_for(&row, placement);
         let result = engine.score_all(&ScoreInput { request_text: &request_text, headers: &headers }).await;
         out.push((text.to_string(), Outcome::from_result(&result)));
