@@ -361,7 +361,15 @@ impl Engine {
                 return lines.into_iter().flat_map(|line| windows(line, window)).collect();
             }
         }
-        windows(text, window)
+        let mut pieces = windows(text, window);
+        // A header carries its payload after the client's own value (a 100-byte browser
+        // User-Agent, then `' OR 1=1--`): read whole, the prefix dilutes the injection's
+        // n-grams. The model also reads the value from its first quote, and its tail.
+        let header = fields.get(f).is_some_and(|field| matches!(field.kind, FieldKind::Header | FieldKind::Cookie));
+        if detector == SQLI && header {
+            pieces.extend(crate::header_tails::header_sql_tails(text).into_iter().flat_map(|tail| windows(tail, window)));
+        }
+        pieces
     }
 
     fn model_candidates(&self, analysis: &Analysis, detector: DetectorId) -> Vec<usize> {

@@ -8,6 +8,7 @@ pub mod engine;
 pub mod fields;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
+pub mod header_tails;
 pub mod headers;
 pub mod model;
 pub mod models;
