@@ -136,7 +136,7 @@ impl Check for XssJs {
             return None;
         }
         let mut level = level_of(input.text);
-        if input.bytes.contains(b'%') && level != Some(1) {
+        if input.bytes.contains(b'%') && level != Some(1) && has_percent_pair(input.text.as_bytes()) {
             let plain = crate::js_lex::percent_deep(input.text);
             if plain != input.text {
                 level = match (level, level_of(&plain)) {
@@ -205,7 +205,7 @@ fn worth_lexing(input: &Input<'_>) -> bool {
 }
 
 /// Some `%` is followed by two hex digits (what `percent_deep` would decode).
-fn has_percent_pair(s: &[u8]) -> bool {
+pub(crate) fn has_percent_pair(s: &[u8]) -> bool {
     (0..s.len()).any(|i| s[i] == b'%' && i + 2 < s.len() && s[i + 1].is_ascii_hexdigit() && s[i + 2].is_ascii_hexdigit())
 }
 
