@@ -48,7 +48,9 @@ pub fn inspect_fields(fields: &Fields, views: &Views, method: &str, hits: &mut H
             sensitivity: hits.sensitivity,
         };
         record(&input, idx, hits);
-        if let Some(Some(decoded)) = views.decoded_fields.get(idx) {
+        // A decoded text equal to the plain one (a comment marker made the view keep it)
+        // gives the same findings, which the plain input already recorded and which win ties.
+        if let Some(Some(decoded)) = views.decoded_fields.get(idx).filter(|d| d.as_deref() != Some(field.value)) {
             input.text = decoded;
             input.bytes = ByteSet::of(decoded);
             input.decoded = true;

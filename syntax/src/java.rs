@@ -94,10 +94,28 @@ impl Check for Java {
         // Without `(`, `#`, `@`, `{` or `<` only a class given as data can be present, and its
         // name starts with a package root.
         let expressions = input.bytes.any(b"(#@{<");
+        // Without those bytes every finding is a dotted name of two or more segments (`x.y`):
+        // prose whose dots all end sentences is not scanned word by word.
+        if !expressions && !dotted_pair(input.text.as_bytes()) {
+            return None;
+        }
         let (reason, base) = find(input.text.as_bytes(), expressions)?;
         let level = if base == 1 && pasted_source(input.text) { 2 } else { base };
         (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
     }
+}
+
+/// Some `.` joins a name byte to a letter or `_` (`a.b`): a dotted name of two segments.
+fn dotted_pair(t: &[u8]) -> bool {
+    let mut from = 1;
+    while let Some(p) = t.get(from..).and_then(|rest| rest.iter().position(|&b| b == b'.')) {
+        let dot = from + p;
+        if is_ident(t[dot - 1]) && t.get(dot + 1).is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_') {
+            return true;
+        }
+        from = dot + 1;
+    }
+    false
 }
 
 fn is_ident(b: u8) -> bool {

@@ -87,7 +87,19 @@ impl Check for Php {
 /// A trigram of `php`, `expect`, `phar`, `data`, `include` or `require` occurs (any case): the
 /// forms without `(` need one.
 fn mentions_php(t: &[u8]) -> bool {
-    t.windows(3).any(|w| [b"php", b"ect", b"har", b"ata", b"lud", b"uir"].iter().any(|g| w.eq_ignore_ascii_case(*g)))
+    // Keyed on the first two letters, so a window costs one match instead of six comparisons.
+    t.windows(3).any(|w| {
+        let third = match (w[0].to_ascii_lowercase(), w[1].to_ascii_lowercase()) {
+            (b'p', b'h') => b'p',
+            (b'e', b'c') => b't',
+            (b'h', b'a') => b'r',
+            (b'a', b't') => b'a',
+            (b'l', b'u') => b'd',
+            (b'u', b'i') => b'r',
+            _ => return false,
+        };
+        w[2].to_ascii_lowercase() == third
+    })
 }
 
 /// A field that is a chat message or a pasted source file rather than a parameter: long,

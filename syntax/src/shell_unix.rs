@@ -187,8 +187,26 @@ pub(crate) fn command_names() -> impl Iterator<Item = &'static str> {
     COMMANDS.iter().map(|c| c.0)
 }
 
+/// For each first letter, a bit per length of the command names starting with it: `lookup`
+/// runs on every word at a command position and on the first word of every field, so most
+/// words must be rejected by one bit test rather than compared with every name.
+const FIRST_LEN: [u32; 26] = {
+    let mut table = [0u32; 26];
+    let mut k = 0;
+    while k < COMMANDS.len() {
+        let w = COMMANDS[k].0.as_bytes();
+        table[(w[0] - b'a') as usize] |= 1 << w.len();
+        k += 1;
+    }
+    table
+};
+
 fn lookup(word: &[u8]) -> Option<(Class, bool)> {
-    COMMANDS.iter().find(|(n, _, _)| n.as_bytes() == word).map(|&(_, c, d)| (c, d))
+    let (&first, len) = (word.first()?, word.len());
+    if !first.is_ascii_lowercase() || len >= 32 || FIRST_LEN[(first - b'a') as usize] & (1 << len) == 0 {
+        return None;
+    }
+    COMMANDS.iter().find(|(n, _, _)| n.len() == len && n.as_bytes()[0] == first && n.as_bytes() == word).map(|&(_, c, d)| (c, d))
 }
 
 fn is_sep(b: u8) -> bool {

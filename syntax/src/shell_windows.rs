@@ -195,10 +195,28 @@ const STARTERS: &[&str] = &[
     "start-process", "saps", "new-object", "invoke-command", "icm", "vssadmin", "getmac", "hostname", "ver", "c:\\windows\\system32\\cmd.exe",
 ];
 
+/// For each first letter, a bit per length of the [`STARTERS`] beginning with it: this test
+/// runs on the first word of every field, so an ordinary word must be rejected by one bit
+/// test, not by comparing it with every starter.
+const STARTER_FIRST_LEN: [u64; 26] = {
+    let mut table = [0u64; 26];
+    let mut k = 0;
+    while k < STARTERS.len() {
+        let w = STARTERS[k].as_bytes();
+        table[(w[0] - b'a') as usize] |= 1 << w.len();
+        k += 1;
+    }
+    table
+};
+
 fn starts_with_command(raw: &[u8]) -> bool {
     let t = raw.trim_ascii_start();
     let len = t.iter().take(40).take_while(|&&c| !c.is_ascii_whitespace()).count();
-    STARTERS.iter().any(|s| s.as_bytes().eq_ignore_ascii_case(&t[..len])) || t[..len].to_ascii_lowercase().ends_with(b"\\cmd.exe")
+    let word = &t[..len];
+    let first = word.first().map_or(0, u8::to_ascii_lowercase);
+    let candidate = first.is_ascii_lowercase() && STARTER_FIRST_LEN[(first - b'a') as usize] & (1 << len) != 0;
+    candidate && STARTERS.iter().any(|s| s.as_bytes().eq_ignore_ascii_case(word))
+        || len >= 8 && word[len - 8..].eq_ignore_ascii_case(b"\\cmd.exe")
 }
 
 fn is_sep(b: u8) -> bool {
@@ -209,8 +227,19 @@ fn word_end(t: &[u8], i: usize) -> usize {
     i + t[i..].iter().take(256).take_while(|&&c| !c.is_ascii_whitespace() && !is_sep(c) && c != b',').count()
 }
 
+/// `needle` occurs in `hay`: candidates are found by the first byte (memchr), so a field
+/// costs no comparison per position.
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    needle.len() <= hay.len() && hay.windows(needle.len()).any(|w| w == needle)
+    let Some((&first, rest)) = needle.split_first() else { return true };
+    let mut from = 0;
+    while let Some(p) = hay.get(from..).and_then(|h| h.iter().position(|&c| c == first)) {
+        let at = from + p;
+        if hay.get(at + 1..at + 1 + rest.len()) == Some(rest) {
+            return true;
+        }
+        from = at + 1;
+    }
+    false
 }
 
 /// Walks command positions; `report(reason, strong, obfuscated, opener)` for each command.
@@ -264,6 +293,11 @@ fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &
     // A path counts only when it leads to a binary (`c:\windows\system32\cmd.exe`), so the last
     // segment of `c:\an\arbitrary\path` is not the `path` command.
     if pathed && !(word.ends_with(b".exe") || word.ends_with(b".com") || contains(word, b"system32") || contains(word, b"syswow64") || contains(word, b"windowspowershell")) {
+        return None;
+    }
+    // A word no arm below names reports nothing: rejected before its arguments are collected
+    // (every word at a command position of benign prose reaches this point).
+    if !known(base) {
         return None;
     }
     // Up to six arguments up to the next separator.
@@ -384,6 +418,42 @@ fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &
         }
     }
     None
+}
+
+/// The command words `command` matches by name besides [`PS_CMDLETS`], [`SWITCHED`] and
+/// [`LONE`]; keep in step with its arms.
+const ARM_NAMES: &[&str] = &[
+    "cmd", "powershell", "pwsh", "powershell_ise", "for", "if", "rundll32", "mshta", "cscript", "wscript", "start",
+    "dir", "type", "copy", "del", "move", "attrib", "icacls", "cacls", "takeown", "ping", "net", "net1", "echo",
+];
+
+/// For each first letter, a bit per length of every word `command` knows.
+const KNOWN_FIRST_LEN: [u64; 26] = {
+    let mut table = [0u64; 26];
+    let lists: [&[&str]; 3] = [ARM_NAMES, PS_CMDLETS, LONE];
+    let mut l = 0;
+    while l < lists.len() {
+        let mut k = 0;
+        while k < lists[l].len() {
+            let w = lists[l][k].as_bytes();
+            table[(w[0] - b'a') as usize] |= 1 << w.len();
+            k += 1;
+        }
+        l += 1;
+    }
+    let mut k = 0;
+    while k < SWITCHED.len() {
+        let w = SWITCHED[k].0.as_bytes();
+        table[(w[0] - b'a') as usize] |= 1 << w.len();
+        k += 1;
+    }
+    table
+};
+
+/// `base` may be a word `command` knows (no false negative: a superset by first letter and length).
+fn known(base: &[u8]) -> bool {
+    let (Some(&first), len) = (base.first(), base.len()) else { return false };
+    first.is_ascii_lowercase() && len < 64 && KNOWN_FIRST_LEN[(first - b'a') as usize] & (1 << len) != 0
 }
 
 #[cfg(test)]

@@ -78,7 +78,8 @@ impl Check for XssHtml {
         }
         let long = input.text.len() > 1000 || input.text.bytes().filter(|&b| b == b'\n').count() >= 4;
         let mut found = judge(input.text, tagged, breakout, 0);
-        if input.bytes.contains(b'%') && found.is_none_or(|(_, l)| l > 1) {
+        // (Without a `%XX` pair `percent_deep` would copy the text unchanged.)
+        if input.bytes.contains(b'%') && found.is_none_or(|(_, l)| l > 1) && crate::xss_js::has_percent_pair(input.text.as_bytes()) {
             let plain = crate::js_lex::percent_deep(input.text);
             if plain != input.text {
                 let again = judge(&plain, plain.contains('<'), plain.contains('=') && attr_hint(plain.as_bytes()), 0);

@@ -125,12 +125,18 @@ impl Check for XssJs {
         if !input.bytes.any(b"(`%") && !assigns || input.text.len() > 64 * 1024 {
             return None;
         }
+        // A `%` that starts no `%XX` (`50% off`) hides nothing, and without `(`, a backtick,
+        // `=` or `[` (JSFuck) the lexer yields no call, template, assignment or JSFuck run:
+        // such prose is not lexed at all.
+        if !input.bytes.any(b"(`=[") && !has_percent_pair(input.text.as_bytes()) {
+            return None;
+        }
         // `{{constructor.constructor('...')()}}` is a template expression: the SSTI check's.
         if !worth_lexing(input) || input.text.contains("{{") && input.text.contains("}}") {
             return None;
         }
         let mut level = level_of(input.text);
-        if input.bytes.contains(b'%') && level != Some(1) {
+        if input.bytes.contains(b'%') && level != Some(1) && has_percent_pair(input.text.as_bytes()) {
             let plain = crate::js_lex::percent_deep(input.text);
             if plain != input.text {
                 level = match (level, level_of(&plain)) {
@@ -196,6 +202,11 @@ fn worth_lexing(input: &Input<'_>) -> bool {
         })
     };
     calls || input.bytes.contains(b'=') && assigns()
+}
+
+/// Some `%` is followed by two hex digits (what `percent_deep` would decode).
+pub(crate) fn has_percent_pair(s: &[u8]) -> bool {
+    (0..s.len()).any(|i| s[i] == b'%' && i + 2 < s.len() && s[i + 1].is_ascii_hexdigit() && s[i + 2].is_ascii_hexdigit())
 }
 
 fn is_word(b: u8) -> bool {
