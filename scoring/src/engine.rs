@@ -324,7 +324,14 @@ impl Engine {
                 PROMPT_INJECTION => prompt_text(fields.get(f).map(|field| field.value).unwrap_or("")),
                 _ => analysis.views.model_text(fields, f).to_string(),
             };
-            for piece in self.model_pieces(fields, f, detector, &text, window) {
+            // A gated field's base64 segments go to the SQLi model as the text they decode to:
+            // the gate saw that text in the decoded view, and the field's own text is base64.
+            let base64: Vec<&str> = match detector {
+                SQLI => analysis.views.base64_texts.iter().filter(|(idx, _)| *idx == f).map(|(_, t)| t.as_str()).collect(),
+                _ => Vec::new(),
+            };
+            let pieces = self.model_pieces(fields, f, detector, &text, window);
+            for piece in pieces.into_iter().chain(base64.into_iter().flat_map(|t| windows(t, window))) {
                 if texts.len() == budget {
                     budget_hit = true;
                     break 'fields;
