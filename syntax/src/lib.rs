@@ -15,6 +15,7 @@ mod jndi;
 pub mod js_lex;
 mod mail;
 mod php;
+mod php_names;
 mod protocol;
 mod redirect;
 mod registry;
