@@ -72,7 +72,7 @@ pub fn js_escapes(rng: &mut Rng, text: &str, share: f64) -> String {
 
 /// A whitespace run as attackers write it between tokens: space, tab, newline, or several.
 pub fn whitespace(rng: &mut Rng) -> &'static str {
-    rng.pick(&[" ", " ", "  ", "\t", "\n", "\r\n", " \t"])
+    *rng.pick(&[" ", " ", "  ", "\t", "\n", "\r\n", " \t"])
 }
 
 /// One extra transport encoding layer over the whole payload, chosen at random (or none):
