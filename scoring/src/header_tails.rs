@@ -9,7 +9,9 @@
 pub fn header_sql_tails(text: &str) -> Vec<&str> {
     let mut tails = Vec::new();
     if let Some(at) = text.bytes().position(|b| matches!(b, b'\'' | b'"' | b'`')) {
-        if at > 0 {
+        // A quote that ends the value (`Netscape6/6.1"`, `(largie's)`) leaves no room for an
+        // injection: the model would score a lone quote.
+        if at > 0 && text.len() - at >= MIN_TAIL_BYTES {
             tails.push(&text[at..]);
         }
     }
@@ -22,6 +24,9 @@ pub fn header_sql_tails(text: &str) -> Vec<&str> {
     }
     tails
 }
+
+/// The shortest break-out worth a model call (`'or 1#`).
+pub const MIN_TAIL_BYTES: usize = 6;
 
 /// Long enough for a UNION or time-based payload, short enough that a browser User-Agent in
 /// front of it no longer dilutes it.
@@ -36,6 +41,7 @@ mod tests {
         assert_eq!(header_sql_tails("Mozilla/5.0 (X11; Linux) Chrome/126' OR 1=1--"), ["' OR 1=1--"]);
         assert!(header_sql_tails("' or 1=1").is_empty(), "nothing precedes the quote");
         assert!(header_sql_tails("plain value").is_empty());
+        assert!(header_sql_tails("Mozilla/5.0 (X11) Firefox/1.0 (largie's)").is_empty(), "too short to hold an injection");
         let ua = format!("Mozilla/5.0 (X11; Linux x86_64) {} AND 1=(SELECT 1 FROM PG_SLEEP(5))", "x".repeat(200));
         let tails = header_sql_tails(&ua);
         assert_eq!(tails.len(), 1);
