@@ -4,7 +4,7 @@ DATA ?= ../shared/datasets
 CARGO ?= cargo
 export ORT_DYLIB_PATH ?= $(CURDIR)/vendor/onnxruntime/lib/libonnxruntime.so.1.22.1
 
-.PHONY: bootstrap build run test eval bench fuzz train memory
+.PHONY: bootstrap build run test eval evasion bench fuzz train memory
 
 bootstrap:
 	scripts/bootstrap
@@ -23,6 +23,11 @@ test: bootstrap
 ## Detection figures on the data pool (pattern detectors and models).
 eval: build
 	./target/release/rampart eval --data $(DATA)
+
+## The generative evasion suite in full (recall per family, mutation, placement and level) and
+## the real-traffic false-positive tables; `make test` runs a bounded sample. EVASION_N per family.
+evasion: build
+	./target/release/rampart eval --data $(DATA) --no-pool --real-traffic --evasion $${EVASION_N:-2000} --no-model-quality
 
 ## Criterion benches (print figures; no timed assertions).
 bench: bootstrap
