@@ -502,28 +502,7 @@ fn radix(n: f64, r: f64) -> Option<String> {
 }
 
 pub fn base64(s: &str) -> Option<String> {
-    let mut bits = 0u32;
-    let mut nbits = 0;
-    let mut out = Vec::new();
-    for b in s.bytes() {
-        let v = match b {
-            b'A'..=b'Z' => b - b'A',
-            b'a'..=b'z' => b - b'a' + 26,
-            b'0'..=b'9' => b - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            b'=' => break,
-            _ => return None,
-        };
-        bits = (bits << 6) | v as u32;
-        nbits += 6;
-        if nbits >= 8 {
-            nbits -= 8;
-            out.push((bits >> nbits) as u8);
-            bits &= (1 << nbits) - 1;
-        }
-    }
-    Some(String::from_utf8_lossy(&out).into_owned())
+    crate::base64::decode(s.as_bytes()).map(|out| String::from_utf8_lossy(&out).into_owned())
 }
 
 /// Percent-decoding repeated up to four layers, `+` kept (the engine's decoded view reads `+`

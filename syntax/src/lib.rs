@@ -8,6 +8,7 @@
 //! field costs a few bit tests per check. Reasons have the pattern rules' format:
 //! `<detector slug>:<id>`, for example `xss:js-expression`.
 
+mod base64;
 mod bytes;
 mod graphql;
 mod java;

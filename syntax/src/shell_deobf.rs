@@ -552,25 +552,7 @@ fn echo_pipe(s: &[u8]) -> Option<(Vec<u8>, usize)> {
 
 /// Standard or URL-safe base64 to printable ASCII text; `None` when it is not.
 pub fn base64_decode(s: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for &c in s {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            b'=' => break,
-            _ => return None,
-        };
-        acc = (acc << 6) | v as u32;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
+    let out = crate::base64::decode(s)?;
     let printable = out.iter().all(|&c| c == b'\n' || c == b'\t' || (0x20..0x7f).contains(&c));
     (printable && !out.is_empty()).then_some(out)
 }
