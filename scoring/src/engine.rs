@@ -322,7 +322,7 @@ impl Engine {
         'fields: for (ci, &f) in candidates.iter().enumerate() {
             let text = match detector {
                 PROMPT_INJECTION => prompt_text(fields.get(f).map(|field| field.value).unwrap_or("")),
-                _ => analysis.views.model_text(fields, f).to_string(),
+                _ => sql_spaces(analysis.views.model_text(fields, f)),
             };
             // A gated field's base64 segments go to the SQLi model as the text they decode to:
             // the gate saw that text in the decoded view, and the field's own text is base64.
@@ -457,6 +457,13 @@ fn windows(text: &str, window: Window) -> Vec<&str> {
         }
         start = next;
     }
+}
+
+/// The SQLi model's text with every whitespace byte SQL engines accept between tokens (tab,
+/// LF, vertical tab, form feed, CR) as a plain space: `OR\x0b1=1` is `OR 1=1` to MySQL, and
+/// the model's n-grams were learnt on spaces.
+fn sql_spaces(text: &str) -> String {
+    text.chars().map(|c| if matches!(c, '\t' | '\n' | '\u{b}' | '\u{c}' | '\r') { ' ' } else { c }).collect()
 }
 
 /// Partial-coverage slugs of the synchronous stages: bounds that left input unread.
