@@ -72,7 +72,8 @@ pub fn js_escapes(rng: &mut Rng, text: &str, share: f64) -> String {
 
 /// A whitespace run as attackers write it between tokens: space, tab, newline, or several.
 pub fn whitespace(rng: &mut Rng) -> &'static str {
-    *rng.pick(&[" ", " ", "  ", "\t", "\n", "\r\n", " \t"])
+    const RUNS: [&str; 7] = [" ", " ", "  ", "\t", "\n", "\r\n", " \t"];
+    RUNS[rng.below(RUNS.len())]
 }
 
 /// One extra transport encoding layer over the whole payload, chosen at random (or none):
