@@ -322,7 +322,7 @@ impl Engine {
         'fields: for (ci, &f) in candidates.iter().enumerate() {
             let text = match detector {
                 PROMPT_INJECTION => prompt_text(fields.get(f).map(|field| field.value).unwrap_or("")),
-                _ => sql_spaces(analysis.views.model_text(fields, f)),
+                _ => analysis.views.model_text(fields, f).to_string(),
             };
             // A gated field's base64 segments go to the SQLi model as the text they decode to:
             // the gate saw that text in the decoded view, and the field's own text is base64.
@@ -336,7 +336,8 @@ impl Engine {
                     budget_hit = true;
                     break 'fields;
                 }
-                texts.push(piece.to_string());
+                // After cutting: an Overflow chunk is cut at its line breaks first.
+                texts.push(if detector == SQLI { sql_spaces(piece) } else { piece.to_string() });
                 origin.push(ci);
             }
         }
