@@ -385,14 +385,17 @@ impl Engine {
         if detector == SQLI {
             analysis.hits.gated.iter().filter(|(d, _)| *d == SQLI).map(|(_, f)| *f).collect()
         } else {
-            // A binary field (lossily decoded bytes: mostly U+FFFD and controls) or a GraphQL
-            // document without strings or comments is scanned by the patterns like any other
-            // but is not prose (`body::binary`, `body::graphql_doc`).
+            // A binary field (lossily decoded bytes: mostly U+FFFD and controls, with no prose
+            // left once those are removed) or a GraphQL document without strings or comments
+            // is scanned by the patterns like any other but is not prose (`body::binary`,
+            // `body::graphql_doc`).
             (0..fields.len())
                 .filter(|&i| self.is_natural_language(fields, i))
                 .filter(|&i| {
                     fields.get(i).is_none_or(|f| {
-                        !crate::body::binary::looks_binary(f.value) && !crate::body::graphql_doc::is_prose_free_graphql(f.value)
+                        let binary = crate::body::binary::looks_binary(f.value)
+                            && !looks_like_prose(&crate::body::binary::printable_text(f.value), self.config.min_prompt_words);
+                        !binary && !crate::body::graphql_doc::is_prose_free_graphql(f.value)
                     })
                 })
                 .collect()
@@ -409,7 +412,10 @@ impl Engine {
         {
             return false;
         }
+        // Control bytes end no word: sprinkled through a prompt they would hide its words.
         looks_like_prose(field.value, self.config.min_prompt_words)
+            || field.value.bytes().any(|b| b < 0x20 && !b.is_ascii_whitespace())
+                && looks_like_prose(&crate::body::binary::printable_text(field.value), self.config.min_prompt_words)
     }
 }
 

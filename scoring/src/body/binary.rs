@@ -9,6 +9,13 @@
 /// `a�adir`) stays far below; a compressed stream or image is mostly replacement characters.
 const BINARY_SHARE_DENOMINATOR: usize = 8;
 
+/// `text` without replacement characters and C0 controls (tab, CR, LF kept): what is left of
+/// a binary-looking field for the prose test, so control bytes sprinkled through a prompt
+/// injection cannot keep it from the prompt-injection model.
+pub fn printable_text(text: &str) -> String {
+    text.chars().filter(|&c| c != '\u{fffd}' && (c >= ' ' || matches!(c, '\t' | '\r' | '\n'))).collect()
+}
+
 /// Whether `text` is mostly bytes that were not text: replacement characters and controls.
 pub fn looks_binary(text: &str) -> bool {
     let (mut chars, mut odd) = (0usize, 0usize);
