@@ -43,7 +43,8 @@ pub fn inspect_fields(fields: &Fields, views: &Views, method: &str, hits: &mut H
             place,
             name: field.name,
             method,
-            bytes: ByteSet::of(field.value),
+            // The plain view holds every field in order: its segment `idx` is this value.
+            bytes: views.plain.segment_bytes.get(idx).copied().unwrap_or_else(|| ByteSet::of(field.value)),
             decoded: false,
             sensitivity: hits.sensitivity,
         };

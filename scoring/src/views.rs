@@ -4,6 +4,7 @@
 
 use crate::fields::Fields;
 use crate::normalize;
+use syntax::ByteSet;
 
 /// Which normalisation level a view holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,26 +25,61 @@ pub struct View {
     starts: Vec<u32>,
     /// The field index of each segment.
     field_of_segment: Vec<u32>,
+    /// Which bytes each segment holds, and all of them: the pattern stage skips databases
+    /// whose guard bytes the view lacks, the code checks reject fields on them.
+    pub segment_bytes: Vec<ByteSet>,
+    pub bytes: ByteSet,
 }
 
 impl View {
-    fn clear(&mut self) {
+    pub fn clear(&mut self) {
         self.text.clear();
         self.starts.clear();
         self.field_of_segment.clear();
+        self.segment_bytes.clear();
+        self.bytes = ByteSet::default();
     }
 
     fn push(&mut self, field: usize, text: &str) {
+        self.push_known(field, text, ByteSet::of(text));
+    }
+
+    /// [`View::push`] for a text whose byte set the caller already has.
+    fn push_known(&mut self, field: usize, text: &str, bytes: ByteSet) {
         if !self.text.is_empty() {
             self.text.push(SEPARATOR as char);
         }
         self.starts.push(self.text.len() as u32);
         self.field_of_segment.push(field as u32);
         self.text.push_str(text);
+        self.bytes = self.bytes.union(&bytes);
+        self.segment_bytes.push(bytes);
     }
 
     pub fn is_empty(&self) -> bool {
         self.starts.is_empty()
+    }
+
+    /// Copies into `out` the segments holding a byte of `guard` (the only ones a rule group
+    /// guarded by it can match in: rules never match across a separator), with their field
+    /// indices, unless that is every segment or none.
+    pub fn select(&self, guard: &ByteSet, out: &mut View) -> Selected {
+        if !guard.intersects(&self.bytes) {
+            return Selected::None;
+        }
+        let wanted = self.segment_bytes.iter().filter(|b| b.intersects(guard)).count();
+        if wanted == self.segment_bytes.len() {
+            return Selected::All;
+        }
+        out.clear();
+        for (seg, bytes) in self.segment_bytes.iter().enumerate() {
+            if bytes.intersects(guard) {
+                let start = self.starts[seg] as usize;
+                let end = self.starts.get(seg + 1).map_or(self.text.len(), |&s| s as usize - 1);
+                out.push(self.field_of_segment[seg] as usize, &self.text[start..end]);
+            }
+        }
+        Selected::Some
     }
 
     /// The field holding byte `offset` of the view.
@@ -67,6 +103,15 @@ impl View {
         let end = self.starts.get(seg + 1).map(|&s| s as usize - 1).unwrap_or(self.text.len());
         from >= start && to <= end
     }
+}
+
+/// What [`View::select`] kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Selected {
+    None,
+    All,
+    /// Some segments, copied into the output view.
+    Some,
 }
 
 /// `/*` or `<!--` anywhere (one memchr2 pass; no substring searcher to build per field).
@@ -112,13 +157,15 @@ impl Views {
         self.plain.text.reserve(fields.text_len() + fields.len());
         self.plain.starts.reserve(fields.len());
         self.plain.field_of_segment.reserve(fields.len());
+        self.plain.segment_bytes.reserve(fields.len());
         self.decoded_fields.reserve(fields.len());
         let mut deep = String::new();
         let mut collapsed = String::new();
         let mut base64 = Vec::new();
         for (idx, field) in fields.iter().enumerate() {
-            self.plain.push(idx, field.value);
-            let decoded = normalize::may_need_decoding(field.value) && {
+            let bytes = ByteSet::of(field.value);
+            self.plain.push_known(idx, field.value, bytes);
+            let decoded = normalize::may_need_decoding_given(field.value, &bytes) && {
                 let outcome = normalize::decode_deep_bounded(field.value, &mut deep);
                 self.decode_rounds_hit |= outcome.bound_hit;
                 outcome.changed
@@ -127,7 +174,8 @@ impl Views {
             // Whitespace and case alone never need a second scan (rules are whitespace-tolerant,
             // and a case-sensitive rule wants the original case); comments do, because they
             // split keywords.
-            if decoded || has_comment_marker(source) {
+            let may_comment = decoded || bytes.all(b"/*") || bytes.all(b"<!");
+            if decoded || may_comment && has_comment_marker(source) {
                 normalize::collapse(source, &mut collapsed);
                 self.decoded.push(idx, &collapsed);
                 self.decoded_fields.push(Some(collapsed.clone()));
@@ -135,7 +183,9 @@ impl Views {
                 self.decoded_fields.push(None);
             }
             base64.clear();
-            self.base64_budget_hit |= normalize::base64_segments(field.value, &mut base64);
+            if field.value.len() >= normalize::base64::MIN_SEGMENT {
+                self.base64_budget_hit |= normalize::base64_segments(field.value, &mut base64);
+            }
             for text in base64.drain(..) {
                 self.decoded.push(idx, &text);
                 self.base64_texts.push((idx, text));

@@ -201,12 +201,33 @@ const FIRST_LEN: [u32; 26] = {
     table
 };
 
+/// For each first letter, a bit per index into [`COMMANDS`] of the names starting with it: a
+/// word that passes the length test is compared with those few names, not all of them.
+const FIRST_INDEX: [u128; 26] = {
+    assert!(COMMANDS.len() <= 128);
+    let mut table = [0u128; 26];
+    let mut k = 0;
+    while k < COMMANDS.len() {
+        table[(COMMANDS[k].0.as_bytes()[0] - b'a') as usize] |= 1 << k;
+        k += 1;
+    }
+    table
+};
+
 fn lookup(word: &[u8]) -> Option<(Class, bool)> {
     let (&first, len) = (word.first()?, word.len());
     if !first.is_ascii_lowercase() || len >= 32 || FIRST_LEN[(first - b'a') as usize] & (1 << len) == 0 {
         return None;
     }
-    COMMANDS.iter().find(|(n, _, _)| n.len() == len && n.as_bytes()[0] == first && n.as_bytes() == word).map(|&(_, c, d)| (c, d))
+    let mut candidates = FIRST_INDEX[(first - b'a') as usize];
+    while candidates != 0 {
+        let (name, class, distinct) = COMMANDS[candidates.trailing_zeros() as usize];
+        if name.as_bytes() == word {
+            return Some((class, distinct));
+        }
+        candidates &= candidates - 1;
+    }
+    None
 }
 
 fn is_sep(b: u8) -> bool {

@@ -8,6 +8,7 @@
 //! loaded machine wall time counts the time other processes hold the core. Per check, two
 //! columns: each field's plain text as `Input::new` builds it, and the inputs the code stage
 //! really builds (plain and decoded text, place and name).
+//! `stage_cost whole [N]` only runs `score_patterns` on json_1k N times (instruction counts).
 //! `stage_cost profile [N]` only runs the code stage on json_1k N times (for callgrind / perf).
 
 use std::hint::black_box;
@@ -87,6 +88,29 @@ fn main() {
         }
         return;
     }
+    if args.get(1).map(String::as_str) == Some("views") {
+        // `valgrind --tool=callgrind stage_cost views N`: parse + views only.
+        let n: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
+        let text = json_1k();
+        let input = ScoreInput { request_text: &text, headers: &[] };
+        for _ in 0..n {
+            let parsed = parse_request(&input, FieldLimits::default());
+            black_box(Views::build(&parsed.fields));
+        }
+        return;
+    }
+    if args.get(1).map(String::as_str) == Some("whole") {
+        // `valgrind --tool=callgrind stage_cost whole N`: instructions of score_patterns on
+        // json_1k, independent of machine load (subtract a run with N = 0).
+        let n: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
+        let engine = Engine::new(EngineConfig { models_dir: None, ..EngineConfig::default() }).expect("engine");
+        let text = json_1k();
+        let input = ScoreInput { request_text: &text, headers: &[] };
+        for _ in 0..n {
+            black_box(engine.score_patterns(&input));
+        }
+        return;
+    }
     if args.get(1).map(String::as_str) == Some("fields") {
         // The dearest (check, field) pairs of json_1k: where a benign body's time goes.
         let text = json_1k();
@@ -118,6 +142,12 @@ fn main() {
         let views = Views::build(&parsed.fields);
         let decoded = views.decoded_fields.iter().filter(|d| d.is_some()).count();
         println!("{name}: {} fields ({decoded} with a decoded text)", parsed.fields.len());
+        let (dbs, guarded) = stage.guard_summary();
+        let bytes: String = (0..=255u8).filter(|&b| views.plain.bytes.contains(b) && b.is_ascii_punctuation()).map(char::from).collect();
+        println!(
+            "  pattern databases: {dbs} ({guarded} guarded); scanned for this plain view: {} (its punctuation: {bytes})",
+            stage.databases_for(&views.plain.bytes)
+        );
         println!("  score_patterns        {:>8.0} ns", ns(|| drop(black_box(engine.score_patterns(&input)))));
         println!("  parse                 {:>8.0} ns", ns(|| drop(black_box(parse_request(&input, FieldLimits::default())))));
         println!("  views                 {:>8.0} ns", ns(|| drop(black_box(Views::build(&parsed.fields)))));

@@ -165,6 +165,20 @@ pub fn may_need_decoding(input: &str) -> bool {
     base64::has_candidate_run(b)
 }
 
+/// [`may_need_decoding`] for a text whose byte set is known (the views compute it for every
+/// field anyway): most benign fields are decided by a few bit tests instead of a pass.
+pub fn may_need_decoding_given(input: &str, bytes: &syntax::ByteSet) -> bool {
+    if bytes.any(b"%+&\\\0\t\n\x0b\x0c\r\xc2") {
+        return true;
+    }
+    let comment_pair = bytes.all(b"/*") || bytes.all(b"<!");
+    let mixed_case = bytes.intersects(&UPPER) && bytes.intersects(&LOWER);
+    (comment_pair || mixed_case && input.len() >= base64::MIN_SEGMENT) && may_need_decoding(input)
+}
+
+const UPPER: syntax::ByteSet = syntax::ByteSet::range(b'A', b'Z');
+const LOWER: syntax::ByteSet = syntax::ByteSet::range(b'a', b'z');
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,16 +2,18 @@
 //! detector (and the model gates), scanned once per view.
 
 mod field_local;
+pub mod guard;
 pub mod rules;
 
 use std::path::Path;
 use std::sync::Mutex;
 
 use hyperscan::prelude::*;
+use syntax::ByteSet;
 use thiserror::Error;
 
 use crate::detectors::{DetectorId, DETECTORS};
-use crate::views::{View, ViewKind};
+use crate::views::{Selected, View, ViewKind};
 pub use rules::{Rule, RuleRole, ViewScope};
 
 /// Errors of the pattern layer (all at start-up: scanning itself cannot fail on input).
@@ -110,14 +112,36 @@ impl Hits {
     }
 }
 
-pub struct PatternStage {
+/// One Hyperscan database and the bytes a view must hold for any of its rules to match.
+struct GuardedDb {
     db: BlockDatabase,
+    /// None: scanned on every view.
+    guard: Option<ByteSet>,
+}
+
+impl GuardedDb {
+    fn wanted(&self, bytes: &ByteSet) -> bool {
+        self.guard.as_ref().is_none_or(|g| g.intersects(bytes))
+    }
+}
+
+/// What one concurrent scan needs: Hyperscan scratch sized for every database, and a view to
+/// copy the fields a guarded database must see into.
+struct ScanScratch {
+    hs: Scratch,
+    selected: View,
+}
+
+pub struct PatternStage {
+    /// The rules split by byte guard (`guard.rs`): a benign view skips most databases.
+    dbs: Vec<GuardedDb>,
     rules: Vec<Rule>,
     /// Per rule: it matches NUL on purpose, so its matches carry a start offset and are
     /// checked to lie within one field.
     checks_span: Vec<bool>,
-    /// Hyperscan scratch is per concurrent scan; a small pool avoids reallocating it.
-    scratch_pool: Mutex<Vec<Scratch>>,
+    /// Hyperscan scratch is per concurrent scan; a small pool avoids reallocating it. Each
+    /// scratch is sized for every database.
+    scratch_pool: Mutex<Vec<ScanScratch>>,
 }
 
 impl PatternStage {
@@ -130,12 +154,34 @@ impl PatternStage {
     pub fn from_rules(rules: Vec<Rule>) -> Result<Self, PatternError> {
         let patterns: Vec<(Pattern, bool)> = rules.iter().enumerate().map(|(i, r)| compile_pattern(i, r)).collect();
         let checks_span = patterns.iter().map(|(_, som)| *som).collect();
-        let db: BlockDatabase = match Patterns(patterns.into_iter().map(|(p, _)| p).collect()).build() {
-            Ok(db) => db,
-            Err(err) => return Err(find_bad_rule(&rules).unwrap_or(PatternError::Hyperscan(err.to_string()))),
-        };
-        let first = db.alloc_scratch().map_err(|e| PatternError::Hyperscan(e.to_string()))?;
-        Ok(PatternStage { db, rules, checks_span, scratch_pool: Mutex::new(vec![first]) })
+        let guards: Vec<Option<ByteSet>> = rules.iter().map(|r| guard::required_bytes(&r.pattern, r.case_sensitive)).collect();
+        let mut groups = guard::partition(&guards);
+        if groups.is_empty() {
+            // No rules: Hyperscan refuses an empty database, reported below like any error.
+            groups.push((None, Vec::new()));
+        }
+        let mut dbs = Vec::with_capacity(groups.len());
+        for (guard, members) in groups {
+            let group: Vec<Pattern> = members.iter().map(|&i| patterns[i].0.clone()).collect();
+            let db: BlockDatabase = match Patterns(group).build() {
+                Ok(db) => db,
+                Err(err) => return Err(find_bad_rule(&rules).unwrap_or(PatternError::Hyperscan(err.to_string()))),
+            };
+            dbs.push(GuardedDb { db, guard });
+        }
+        let hs = alloc_scratch(&dbs).map_err(|e| PatternError::Hyperscan(e.to_string()))?;
+        let scratch = ScanScratch { hs, selected: View::default() };
+        Ok(PatternStage { dbs, rules, checks_span, scratch_pool: Mutex::new(vec![scratch]) })
+    }
+
+    /// How many databases the rules were split into, and how many rules have a byte guard.
+    pub fn guard_summary(&self) -> (usize, usize) {
+        (self.dbs.len(), self.dbs.iter().filter(|d| d.guard.is_some()).count())
+    }
+
+    /// How many databases a view holding `bytes` is scanned with.
+    pub fn databases_for(&self, bytes: &ByteSet) -> usize {
+        self.dbs.iter().filter(|d| d.wanted(bytes)).count()
     }
 
     pub fn rules(&self) -> &[Rule] {
@@ -152,16 +198,31 @@ impl PatternStage {
         self.rules.iter().filter(|r| r.detector == detector && r.role == RuleRole::Detect).count()
     }
 
-    /// Scans one view and records its matches.
+    /// Scans one view and records its matches. A guarded database sees only the fields that
+    /// hold one of its guard bytes (most benign fields hold none).
     pub fn scan(&self, view: &View, kind: ViewKind, hits: &mut Hits) {
         if view.is_empty() {
             return;
         }
-        let scratch = self.take_scratch();
-        let Some(scratch) = scratch else { return };
+        let Some(mut scratch) = self.take_scratch() else { return };
+        for guarded in &self.dbs {
+            let target = match &guarded.guard {
+                None => view,
+                Some(guard) => match view.select(guard, &mut scratch.selected) {
+                    Selected::None => continue,
+                    Selected::All => view,
+                    Selected::Some => &scratch.selected,
+                },
+            };
+            self.scan_one(&guarded.db, target, kind, &scratch.hs, hits);
+        }
+        self.scratch_pool.lock().unwrap_or_else(|p| p.into_inner()).push(scratch);
+    }
+
+    fn scan_one(&self, db: &BlockDatabase, view: &View, kind: ViewKind, hs: &Scratch, hits: &mut Hits) {
         let rules = &self.rules;
         let checks_span = &self.checks_span;
-        let result = self.db.scan(view.text.as_bytes(), &scratch, |id: u32, from: u64, to: u64, _flags: u32| {
+        let result = db.scan(view.text.as_bytes(), hs, |id: u32, from: u64, to: u64, _flags: u32| {
             let rule_idx = id as usize;
             if let Some(rule) = rules.get(rule_idx) {
                 let spans_fields = checks_span[rule_idx] && !view.within_one_field(from as usize, to as usize);
@@ -180,7 +241,6 @@ impl PatternStage {
         if let Err(err) = result {
             tracing::error!(error = %err, "hyperscan scan failed");
         }
-        self.scratch_pool.lock().unwrap_or_else(|p| p.into_inner()).push(scratch);
     }
 
     /// Whether a gate rule of `detector` matches somewhere in `text` (one field's text, not
@@ -192,25 +252,31 @@ impl PatternStage {
         let Some(scratch) = self.take_scratch() else { return true };
         let mut gated = false;
         let rules = &self.rules;
-        let _ = self.db.scan(text.as_bytes(), &scratch, |id: u32, _from: u64, _to: u64, _flags: u32| {
-            match rules.get(id as usize) {
-                Some(rule) if rule.role == RuleRole::Gate && rule.detector == detector => {
-                    gated = true;
-                    Matching::Terminate
+        let bytes = ByteSet::of(text);
+        for guarded in self.dbs.iter().filter(|d| d.wanted(&bytes)) {
+            let _ = guarded.db.scan(text.as_bytes(), &scratch.hs, |id: u32, _from: u64, _to: u64, _flags: u32| {
+                match rules.get(id as usize) {
+                    Some(rule) if rule.role == RuleRole::Gate && rule.detector == detector => {
+                        gated = true;
+                        Matching::Terminate
+                    }
+                    _ => Matching::Continue,
                 }
-                _ => Matching::Continue,
+            });
+            if gated {
+                break;
             }
-        });
+        }
         self.scratch_pool.lock().unwrap_or_else(|p| p.into_inner()).push(scratch);
         gated
     }
 
-    fn take_scratch(&self) -> Option<Scratch> {
+    fn take_scratch(&self) -> Option<ScanScratch> {
         let pooled = self.scratch_pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
         match pooled {
             Some(s) => Some(s),
-            None => match self.db.alloc_scratch() {
-                Ok(s) => Some(s),
+            None => match alloc_scratch(&self.dbs) {
+                Ok(hs) => Some(ScanScratch { hs, selected: View::default() }),
                 Err(err) => {
                     tracing::error!(error = %err, "cannot allocate hyperscan scratch");
                     None
@@ -218,6 +284,15 @@ impl PatternStage {
             },
         }
     }
+}
+
+/// A scratch big enough for every database.
+fn alloc_scratch(dbs: &[GuardedDb]) -> Result<Scratch, hyperscan::Error> {
+    let mut scratch = dbs[0].db.alloc_scratch()?;
+    for guarded in &dbs[1..] {
+        guarded.db.realloc_scratch(&mut scratch)?;
+    }
+    Ok(scratch)
 }
 
 /// The rule's pattern made field-local; the flag says whether it needs start-of-match.
