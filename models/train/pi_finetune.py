@@ -29,18 +29,19 @@ from pi_model import (MAX_WINDOWS, STRIDE, WINDOW, Windowing, build_module, expo
 from pi_report import evaluate, write_report  # noqa: E402
 
 
-def training_windows(win: Windowing, train: list[tuple[str, int]]) -> list[tuple[list[int], int]]:
+def training_windows(win: Windowing, train: list[tuple[str, int, float]]) -> list[tuple[list[int], int, float]]:
     """Attack texts contribute their first and last window (where instructions usually sit);
-    benign texts their first and last window, so long benign documents are seen at both ends."""
+    benign texts their first and last window, so long benign documents are seen at both ends.
+    Each window keeps its text's loss weight."""
     out = []
-    per_text = win.text_windows([t for t, _ in train])
-    for (_, label), ws in zip(train, per_text):
+    per_text = win.text_windows([t for t, _, _ in train])
+    for (_, label, weight), ws in zip(train, per_text):
         picks = [ws[0], ws[-1]]
         seen = set()
         for w in picks:
             if tuple(w) not in seen:
                 seen.add(tuple(w))
-                out.append((w, label))
+                out.append((w, label, weight))
     return out
 
 
@@ -75,9 +76,10 @@ def train(module, examples, epochs: int, lr: float, batch_size: int, seed: int, 
     rng = random.Random(seed)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     module.to(dev).train()
-    n_pos = sum(1 for _, y in examples if y)
-    pos_weight = torch.tensor([(len(examples) - n_pos) / max(n_pos, 1)], device=dev)
-    loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=pos_weight)
+    w_pos = sum(w for _, y, w in examples if y)
+    w_neg = sum(w for _, y, w in examples if not y)
+    pos_weight = torch.tensor([w_neg / max(w_pos, 1e-9)], device=dev)
+    loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=pos_weight, reduction="none")
     opt = torch.optim.AdamW([p for p in module.parameters() if p.requires_grad], lr=lr, weight_decay=0.01)
     steps = epochs * math.ceil(len(examples) / batch_size)
     warm = max(1, steps // 10)
@@ -89,8 +91,9 @@ def train(module, examples, epochs: int, lr: float, batch_size: int, seed: int, 
         for b in batches(examples, batch_size, rng):
             ids, mask = pad([examples[i][0] for i in b])
             y = torch.tensor([float(examples[i][1]) for i in b], device=dev)
+            weight = torch.tensor([examples[i][2] for i in b], device=dev)
             logits = module.logits(torch.from_numpy(ids).to(dev), torch.from_numpy(mask).to(dev))
-            loss = loss_fn(logits, y)
+            loss = (loss_fn(logits, y) * weight).sum() / weight.sum()
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
@@ -143,7 +146,7 @@ def main():
     split = pi_split(a.data)
     examples = training_windows(win, split.train)
     print(f"[pi] train texts {len(split.train)}, windows {len(examples)} "
-          f"({sum(y for _, y in examples)} attack); counts {split.counts}", flush=True)
+          f"({sum(y for _, y, _ in examples)} attack); counts {split.counts}", flush=True)
 
     module = build_module(a.base)
     state = os.path.join(build, "state.pt")
