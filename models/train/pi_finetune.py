@@ -130,6 +130,8 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--target-fpr", type=float, default=0.01)
+    ap.add_argument("--threads", type=int, default=0,
+                    help="torch threads (0: one per core); 1 is faster on a machine shared with other jobs")
     ap.add_argument("--max-windows", type=int, default=0,
                     help="train on a seeded uniform sample of this many windows (0: all); for a time budget")
     ap.add_argument("--reuse", action="store_true", help="skip training; load _build/state.pt from a previous run")
@@ -137,7 +139,7 @@ def main():
 
     import torch
 
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    torch.set_num_threads(a.threads or max(1, os.cpu_count() or 1))
     t_start = time.time()
     os.makedirs(a.out, exist_ok=True)
     build = os.path.join(a.out, "_build")
