@@ -2,6 +2,7 @@
 //! TPR/FPR, a confusion table and the hard negatives, then each model's own quality on held-out
 //! texts (TPR/FPR and a ROC-style table). See docs/EVAL.md for the split.
 
+mod cascade;
 mod data;
 mod families;
 mod levels;
@@ -134,10 +135,14 @@ pub async fn run(args: EvalArgs) -> ExitCode {
     }
     // The model section loads its own copy of the models: free the engine's first.
     drop(engine);
-    match quality::run(&args.data, &args.engine.engine_config()).await {
+    if let Err(err) = quality::run(&args.data, &args.engine.engine_config()).await {
+        eprintln!("rampart eval: model quality: {err}");
+        return ExitCode::FAILURE;
+    }
+    match cascade::run(&args.data, &args.engine.engine_config()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("rampart eval: model quality: {err}");
+            eprintln!("rampart eval: cascade: {err}");
             ExitCode::FAILURE
         }
     }

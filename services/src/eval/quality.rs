@@ -127,7 +127,7 @@ pub async fn run(data_dir: &Path, config: &EngineConfig) -> Result<(), String> {
     Ok(())
 }
 
-async fn wait_ready(models: &ModelSet) -> Result<(), String> {
+pub(super) async fn wait_ready(models: &ModelSet) -> Result<(), String> {
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
         for id in [SQLI, PROMPT_INJECTION] {
