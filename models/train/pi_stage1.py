@@ -23,7 +23,8 @@ What it does:
    The MLP (DIM -> 32 -> 1) learns `transformer score > 0.5` on the fit part.
 4. Calibration: `skip_below` is the highest stage-1 score such that >= 99.5% of calibration pieces
    the transformer flags score at least that much (the 0.5% quantile of their stage-1 scores),
-   lowered by a margin. Pieces below it never reach the transformer; their final score is stage 1's
+   divided by `--margin` (default 1: exactly the quantile; the 0.5% quantile of ~1k flagged
+   pieces is itself uncertain, and a larger margin buys recall with skip rate). Pieces below it never reach the transformer; their final score is stage 1's
    (always < skip_below < 0.5).
 5. Writes models/prompt-injection/stage1/{model.onnx, featurizer.json, cascade.json, CARD.md} and
    prints the figures.
@@ -71,9 +72,6 @@ STAGE1_SPEC = {
 PIECE_BYTES = 2048  # scoring/src/engine.rs PROMPT_WINDOW
 PIECE_OVERLAP = 512
 TARGET_RECALL = 0.995
-# The threshold is divided by this: calibration recall is measured on ~1k flagged pieces, so the
-# 0.5% quantile is itself uncertain; a lower threshold costs a little skip rate, never recall.
-MARGIN = 2.0
 
 
 def sha1_last_byte(text: str) -> int:
@@ -178,12 +176,12 @@ def train_mlp(X, y, hidden: int, epochs: int, seed: int):
     return fit(X, y, hidden=hidden, alpha=1e-5, epochs=epochs, seed=seed)
 
 
-def calibrate(stage1: np.ndarray, teacher: np.ndarray) -> dict:
+def calibrate(stage1: np.ndarray, teacher: np.ndarray, margin: float) -> dict:
     flagged = stage1[teacher > 0.5]
     if len(flagged) < 200:
         raise SystemExit(f"only {len(flagged)} flagged calibration pieces: too few to calibrate 99.5% recall")
     q = float(np.quantile(flagged, 1.0 - TARGET_RECALL, method="lower"))
-    skip_below = min(q / MARGIN, 0.49)
+    skip_below = min(q / margin, 0.49)
     return {"skip_below": skip_below, "quantile_0.5pct": q, "flagged_pieces": int(len(flagged))}
 
 
@@ -217,7 +215,7 @@ def write_card(out_dir: str, manifest: dict) -> None:
         "sha1(piece) last byte < 52 (~20%) into the calibration part; the MLP never sees it.",
         "",
         f"Calibration: {c['flagged_pieces']} flagged calibration pieces; 0.5% quantile of their stage-1",
-        f"score {c['quantile_0.5pct']:.5f}, divided by the margin {MARGIN} -> skip_below.",
+        f"score {c['quantile_0.5pct']:.5f}, divided by the margin {manifest['margin']} -> skip_below.",
         "",
         "| set | pieces | transformer flagged | skip rate | recall of flagged | missed |",
         "|---|---:|---:|---:|---:|---:|",
@@ -239,6 +237,7 @@ def main():
     ap.add_argument("--hidden", type=int, default=32)
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--margin", type=float, default=1.0, help="skip_below = 0.5%% quantile / margin (>= 1)")
     ap.add_argument("--sharegpt-limit", type=int, default=0, help="use at most N ShareGPT train messages (0: all)")
     a = ap.parse_args()
     started = time.time()
@@ -280,7 +279,9 @@ def main():
     export_onnx(params, onnx_path, "rampart_prompt_injection_stage1",
                 "Rampart prompt-injection cascade stage 1: hashed n-grams -> MLP, distilled from the transformer")
     s1 = ort_scores(onnx_path, X)
-    cal = calibrate(s1[cal_idx], teacher[cal_idx])
+    if a.margin < 1.0:
+        raise SystemExit("--margin must be >= 1 (a smaller one would raise the threshold above the quantile)")
+    cal = calibrate(s1[cal_idx], teacher[cal_idx], a.margin)
     figs = [figures("calibration part (all sources)", s1[cal_idx], teacher[cal_idx], cal["skip_below"])]
     for name in sets:
         m = cal_idx[origin_arr[cal_idx] == name]
@@ -304,7 +305,7 @@ def main():
         "transformer_bytes": model_size,
         "transformer_crc32": model_crc,
         "target_recall": TARGET_RECALL,
-        "margin": MARGIN,
+        "margin": a.margin,
         "calibration": cal,
         "figures": figs,
         "split": {"sharegpt_used": "int(sha1('sharegpt:' + text)[:8], 16) / 2**32 >= 0.5 (test part: < 0.4)",

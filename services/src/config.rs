@@ -131,7 +131,7 @@ pub struct EngineArgs {
     pub model_max_wait_us: u64,
     /// Prompt-injection cascade: stage 1 (models/prompt-injection/stage1, microseconds) clears
     /// texts the transformer would not flag; only the rest reach the transformer (on or off).
-    #[arg(long = "pi-cascade", env = "RAMPART_PI_CASCADE", value_name = "RAMPART_PI_CASCADE", default_value = "on", value_parser = parse_on_off)]
+    #[arg(long = "pi-cascade", env = "RAMPART_PI_CASCADE", value_name = "RAMPART_PI_CASCADE", default_value = "on", action = clap::ArgAction::Set, value_parser = parse_on_off)]
     pub pi_cascade: bool,
     /// Replaces stage 1's calibrated skip threshold (stage1/cascade.json), in [0, 0.5).
     #[arg(long = "pi-cascade-skip-below", env = "RAMPART_PI_CASCADE_SKIP_BELOW", value_name = "RAMPART_PI_CASCADE_SKIP_BELOW", value_parser = parse_skip_below)]

@@ -93,6 +93,10 @@ pub struct EvalArgs {
     /// Skip the pool section (and the model-quality section): run only --real-traffic / --evasion.
     #[arg(long = "no-pool")]
     pub no_pool: bool,
+    /// Run the prompt-injection cascade section (skip rate, recall loss) even with --no-pool
+    /// or --no-model-quality.
+    #[arg(long = "cascade")]
+    pub cascade: bool,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -131,7 +135,7 @@ pub async fn run(args: EvalArgs) -> ExitCode {
         }
     }
     if args.no_model_quality || args.no_pool {
-        return ExitCode::SUCCESS;
+        return if args.cascade { cascade_section(&args).await } else { ExitCode::SUCCESS };
     }
     // The model section loads its own copy of the models: free the engine's first.
     drop(engine);
@@ -139,6 +143,10 @@ pub async fn run(args: EvalArgs) -> ExitCode {
         eprintln!("rampart eval: model quality: {err}");
         return ExitCode::FAILURE;
     }
+    cascade_section(&args).await
+}
+
+async fn cascade_section(args: &EvalArgs) -> ExitCode {
     match cascade::run(&args.data, &args.engine.engine_config()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
