@@ -8,7 +8,8 @@ use crate::context::ScoreContext;
 use crate::detectors::{DetectorId, DETECTORS, PROMPT_INJECTION, SQLI};
 use crate::engine::EngineConfig;
 use crate::model::onnx::init_runtime;
-use crate::model::{load_executor, BatchConfig, BatchQueue, Executor, ModelError, ModelThreads};
+use crate::model::cascade::Cascade;
+use crate::model::{load_executor, BatchConfig, BatchQueue, CascadeCounts, Executor, ModelError, ModelThreads, Pipeline, StageScores};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ModelStatus {
@@ -20,7 +21,7 @@ pub enum ModelStatus {
 
 enum Slot {
     Loading,
-    Ready(BatchQueue),
+    Ready(Pipeline),
     Failed(String),
     Disabled,
 }
@@ -83,7 +84,8 @@ impl ModelSet {
                 Ok(mut executor) => match executor.infer(&[WARMUP]) {
                     Ok(_) => {
                         tracing::info!(model = slug, ms = started.elapsed().as_millis() as u64, "model ready");
-                        Slot::Ready(BatchQueue::spawn(slug, executor, batch.clone()))
+                        let queue = BatchQueue::spawn(slug, executor, batch.clone());
+                        Slot::Ready(self.pipeline(slot.detector, &model_dir, queue, &threads, &batch))
                     }
                     Err(err) => Slot::Failed(format!("warm-up failed: {err}")),
                 },
@@ -93,6 +95,49 @@ impl ModelSet {
                 tracing::error!(model = slug, %detail, "model failed to load");
             }
             *slot.state.write().unwrap_or_else(|p| p.into_inner()) = next;
+        }
+    }
+
+    /// The prompt-injection transformer behind its cascade when stage 1 is there and enabled;
+    /// any other model (or a stage 1 that fails to load) is its queue alone.
+    fn pipeline(&self, detector: DetectorId, model_dir: &Path, queue: BatchQueue, threads: &ModelThreads, batch: &BatchConfig) -> Pipeline {
+        if detector != PROMPT_INJECTION || !batch.pi_cascade.enabled {
+            return Pipeline::Queue(queue);
+        }
+        match Cascade::load(model_dir, queue.clone(), threads.small, batch) {
+            Ok(Some(cascade)) => Pipeline::Cascade(Arc::new(cascade)),
+            Ok(None) => Pipeline::Queue(queue),
+            Err(err) => {
+                // Losing stage 1 costs throughput, not detection: the transformer scores all.
+                tracing::error!(%err, "prompt-injection stage 1 failed to load: the transformer scores every text");
+                Pipeline::Queue(queue)
+            }
+        }
+    }
+
+    fn ready(&self, detector: DetectorId) -> Option<Pipeline> {
+        let state = self.slot(detector)?.state.read().unwrap_or_else(|p| p.into_inner());
+        match &*state {
+            Slot::Ready(pipeline) => Some(pipeline.clone()),
+            _ => None,
+        }
+    }
+
+    /// What the prompt-injection cascade did since start (None: no cascade in use).
+    pub fn cascade_counts(&self) -> Option<CascadeCounts> {
+        self.ready(PROMPT_INJECTION)?.cascade().map(|c| c.counts())
+    }
+
+    /// The cascade's stage-1 threshold (None: no cascade in use).
+    pub fn cascade_skip_below(&self) -> Option<f32> {
+        self.ready(PROMPT_INJECTION)?.cascade().map(|c| c.skip_below())
+    }
+
+    /// Both cascade stages on every text (None: no cascade in use); see [`Cascade::stages`].
+    pub async fn cascade_stages(&self, texts: Vec<String>, context: &ScoreContext) -> Result<Option<Vec<StageScores>>, ModelError> {
+        match self.ready(PROMPT_INJECTION).as_ref().and_then(Pipeline::cascade) {
+            Some(cascade) => Ok(Some(cascade.stages(texts, context).await?)),
+            None => Ok(None),
         }
     }
 
@@ -128,15 +173,15 @@ impl ModelSet {
     /// Scores texts with one model in the client's lane, within its deadline.
     pub async fn score_many_with(&self, detector: DetectorId, texts: Vec<String>, context: &ScoreContext) -> Result<Vec<f32>, ModelError> {
         let slug = DETECTORS[detector].slug;
-        let queue = match self.slot(detector).map(|s| s.state.read().unwrap_or_else(|p| p.into_inner())) {
+        let pipeline = match self.slot(detector).map(|s| s.state.read().unwrap_or_else(|p| p.into_inner())) {
             None => return Ok(vec![0.0; texts.len()]),
             Some(state) => match &*state {
-                Slot::Ready(queue) => queue.clone(),
+                Slot::Ready(pipeline) => pipeline.clone(),
                 Slot::Loading => return Err(ModelError::Loading(slug)),
                 Slot::Failed(detail) => return Err(ModelError::LoadFailed { model: slug, detail: detail.clone() }),
                 Slot::Disabled => return Ok(vec![0.0; texts.len()]),
             },
         };
-        queue.score_many_for(texts, context).await
+        pipeline.score_many_for(texts, context).await
     }
 }

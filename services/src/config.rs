@@ -60,6 +60,21 @@ fn parse_sensitivity(s: &str) -> Result<u8, String> {
     }
 }
 
+fn parse_on_off(s: &str) -> Result<bool, String> {
+    match s.trim() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("`{s}` is neither on nor off; RAMPART_PI_CASCADE accepts on or off")),
+    }
+}
+
+fn parse_skip_below(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(v) if (0.0..0.5).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}` is not a score in [0, 0.5); RAMPART_PI_CASCADE_SKIP_BELOW takes e.g. 0.02 (0: every text to the transformer)")),
+    }
+}
+
 /// Settings of the scoring engine, shared by every command that scores in process.
 #[derive(Clone, Debug, Args)]
 pub struct EngineArgs {
@@ -114,6 +129,13 @@ pub struct EngineArgs {
     /// Longest a text waits for batch companions, in microseconds.
     #[arg(long = "model-max-wait-us", env = "RAMPART_MODEL_MAX_WAIT_US", value_name = "RAMPART_MODEL_MAX_WAIT_US", default_value = "0")]
     pub model_max_wait_us: u64,
+    /// Prompt-injection cascade: stage 1 (models/prompt-injection/stage1, microseconds) clears
+    /// texts the transformer would not flag; only the rest reach the transformer (on or off).
+    #[arg(long = "pi-cascade", env = "RAMPART_PI_CASCADE", value_name = "RAMPART_PI_CASCADE", default_value = "on", action = clap::ArgAction::Set, value_parser = parse_on_off)]
+    pub pi_cascade: bool,
+    /// Replaces stage 1's calibrated skip threshold (stage1/cascade.json), in [0, 0.5).
+    #[arg(long = "pi-cascade-skip-below", env = "RAMPART_PI_CASCADE_SKIP_BELOW", value_name = "RAMPART_PI_CASCADE_SKIP_BELOW", value_parser = parse_skip_below)]
+    pub pi_cascade_skip_below: Option<f32>,
 }
 
 impl EngineArgs {
@@ -135,6 +157,7 @@ impl EngineArgs {
         config.batch.max_wait = std::time::Duration::from_micros(self.model_max_wait_us);
         config.batch.cache_entries = self.model_cache_entries as usize;
         config.batch.client_queue = self.model_client_queue as usize;
+        config.batch.pi_cascade = scoring::model::CascadeSetting { enabled: self.pi_cascade, skip_below: self.pi_cascade_skip_below };
         config.scoring_deadline = std::time::Duration::from_millis(self.scoring_deadline_ms);
         config
     }

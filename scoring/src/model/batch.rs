@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 use super::cache::ScoreCache;
+use super::cascade::CascadeSetting;
 use super::fair::{FairQueue, Queued, Refused};
+use super::single_flight::{Flight, Flights, Joined, Waiter};
 use super::{Executor, ModelError};
 use crate::context::ScoreContext;
 
@@ -31,6 +33,8 @@ pub struct BatchConfig {
     pub max_batch_bytes: usize,
     /// Recent scores remembered by text (0: off); see [`super::cache`].
     pub cache_entries: usize,
+    /// The prompt-injection cascade (RAMPART_PI_CASCADE*); see [`super::cascade`].
+    pub pi_cascade: CascadeSetting,
 }
 
 impl Default for BatchConfig {
@@ -42,14 +46,16 @@ impl Default for BatchConfig {
             client_queue: 128,
             max_batch_bytes: 16 * 1024,
             cache_entries: 8192,
+            pi_cascade: CascadeSetting::default(),
         }
     }
 }
 
+/// One queued text; its callers wait on its flight (see [`super::single_flight`]).
 struct Job {
     text: String,
-    deadline: Option<Instant>,
-    reply: oneshot::Sender<Result<f32, ModelError>>,
+    key: u64,
+    flight: Arc<Flight>,
 }
 
 impl Queued for Job {
@@ -58,7 +64,7 @@ impl Queued for Job {
     }
 
     fn expired(&self, now: Instant) -> bool {
-        self.reply.is_closed() || self.deadline.is_some_and(|d| d <= now)
+        self.flight.expired(now)
     }
 }
 
@@ -66,6 +72,8 @@ impl Queued for Job {
 struct Shared {
     queue: Mutex<FairQueue<Job>>,
     ready: Condvar,
+    flights: Flights,
+    cache: Option<Arc<ScoreCache>>,
 }
 
 /// Handle to a batching thread. Cloning is cheap; the thread stops when every handle is gone.
@@ -81,12 +89,14 @@ pub struct BatchQueue {
 impl BatchQueue {
     /// Starts the batching thread that owns `executor`.
     pub fn spawn<E: Executor>(name: &'static str, executor: E, config: BatchConfig) -> Self {
+        let cache = ScoreCache::new(config.cache_entries).map(Arc::new);
         let shared = Arc::new(Shared {
             queue: Mutex::new(FairQueue::new(config.queue_capacity, config.client_queue)),
             ready: Condvar::new(),
+            flights: Flights::default(),
+            cache: cache.clone(),
         });
         let alive = Arc::new(());
-        let cache = ScoreCache::new(config.cache_entries).map(Arc::new);
         let thread_shared = shared.clone();
         let watch = Arc::downgrade(&alive);
         std::thread::Builder::new()
@@ -113,14 +123,20 @@ impl BatchQueue {
         let mut jobs = Vec::new();
         let mut pending = Vec::new();
         for text in texts {
-            let key = self.cache.as_ref().map(|c| c.key(&text));
-            if let Some(hit) = key.and_then(|k| self.cache.as_ref()?.get(k)) {
+            let key = match &self.cache {
+                Some(cache) => cache.key(&text),
+                None => self.shared.flights.key(&text),
+            };
+            if let Some(hit) = self.cache.as_ref().and_then(|c| c.get(key)) {
                 scores.push(Some(hit));
                 continue;
             }
             let (reply, rx) = oneshot::channel();
-            jobs.push(Job { text, deadline: context.deadline, reply });
-            pending.push((scores.len(), key, rx));
+            // A text already in flight (from this request or another) is not queued again.
+            if let Joined::Leader(flight) = self.shared.flights.join(key, Waiter { deadline: context.deadline, reply }) {
+                jobs.push(Job { text, key, flight });
+            }
+            pending.push((scores.len(), rx));
             scores.push(None);
         }
         if !jobs.is_empty() {
@@ -128,28 +144,49 @@ impl BatchQueue {
             let pushed = self.shared.queue.lock().unwrap_or_else(|p| p.into_inner()).push_all(client, jobs);
             match pushed {
                 Ok(()) => self.shared.ready.notify_one(),
-                Err((Refused::Full, _)) => return Err(ModelError::QueueFull(self.name)),
-                Err((Refused::ClientFull, _)) => return Err(ModelError::ClientQueueFull(self.name)),
+                Err((refused, jobs)) => {
+                    let err = match refused {
+                        Refused::Full => ModelError::QueueFull(self.name),
+                        Refused::ClientFull => ModelError::ClientQueueFull(self.name),
+                    };
+                    // Whoever joined these flights meanwhile learns the same.
+                    for job in jobs {
+                        self.shared.flights.finish(job.key, &job.flight, Err(err.clone()));
+                    }
+                    return Err(err);
+                }
             }
         }
         let wait_all = async {
-            for (slot, key, rx) in pending {
-                let score = rx.await.map_err(|_| ModelError::ExecutorGone(self.name))??;
-                if let (Some(cache), Some(key)) = (&self.cache, key) {
-                    cache.put(key, score);
-                }
-                scores[slot] = Some(score);
+            for (slot, rx) in pending {
+                scores[slot] = Some(rx.await.map_err(|_| ModelError::ExecutorGone(self.name))??);
             }
             Ok::<(), ModelError>(())
         };
         match context.deadline {
-            // Dropping the receivers on timeout marks the queued texts abandoned.
+            // Dropping the receivers on timeout marks the queued texts abandoned (a flight is
+            // dropped once all of its callers have gone).
             Some(deadline) => tokio::time::timeout_at(deadline.into(), wait_all)
                 .await
                 .map_err(|_| ModelError::DeadlineExceeded(self.name))??,
             None => wait_all.await?,
         }
         Ok(scores.into_iter().map(|s| s.unwrap_or_default()).collect())
+    }
+
+    /// Texts queued or running now (each counted once however many callers wait on it).
+    pub fn in_flight(&self) -> usize {
+        self.shared.flights.len()
+    }
+
+    /// Callers waiting for `text`'s score (0 when it is not in flight).
+    #[cfg(test)]
+    fn waiting_on(&self, text: &str) -> usize {
+        let key = match &self.cache {
+            Some(cache) => cache.key(text),
+            None => self.shared.flights.key(text),
+        };
+        self.shared.flights.waiters(key)
     }
 
     /// Scores one text. Fails at once when the queue is full.
@@ -177,7 +214,7 @@ fn run_batches<E: Executor>(name: &'static str, mut executor: E, shared: &Shared
                 queue = shared.ready.wait_timeout(queue, config.max_wait).unwrap_or_else(|p| p.into_inner()).0;
             }
             queue.next_batch(config.max_batch, config.max_batch_bytes, Instant::now(), |job| {
-                let _ = job.reply.send(Err(ModelError::DeadlineExceeded(name)));
+                shared.flights.finish(job.key, &job.flight, Err(ModelError::DeadlineExceeded(name)));
             })
         };
         if batch.is_empty() {
@@ -188,7 +225,12 @@ fn run_batches<E: Executor>(name: &'static str, mut executor: E, shared: &Shared
         match result {
             Ok(scores) if scores.len() == batch.len() => {
                 for (job, score) in batch.into_iter().zip(scores) {
-                    let _ = job.reply.send(Ok(score.clamp(0.0, 1.0)));
+                    let score = score.clamp(0.0, 1.0);
+                    // Cached before the flight ends: a text is always cached or in flight.
+                    if let Some(cache) = &shared.cache {
+                        cache.put(job.key, score);
+                    }
+                    shared.flights.finish(job.key, &job.flight, Ok(score));
                 }
             }
             Ok(scores) => {
@@ -198,12 +240,12 @@ fn run_batches<E: Executor>(name: &'static str, mut executor: E, shared: &Shared
                     batch.len()
                 ));
                 for job in batch {
-                    let _ = job.reply.send(Err(err.clone()));
+                    shared.flights.finish(job.key, &job.flight, Err(err.clone()));
                 }
             }
             Err(err) => {
                 for job in batch {
-                    let _ = job.reply.send(Err(err.clone()));
+                    shared.flights.finish(job.key, &job.flight, Err(err.clone()));
                 }
             }
         }
@@ -259,9 +301,10 @@ mod tests {
         let config = BatchConfig { queue_capacity: 1, max_batch: 1, ..BatchConfig::default() };
         let queue = BatchQueue::spawn("blocked", Blocked, config);
         let mut pending = Vec::new();
-        for _ in 0..4 {
+        // Distinct texts: identical ones would share one flight and never fill the queue.
+        for i in 0..4 {
             let q = queue.clone();
-            pending.push(tokio::spawn(async move { q.score("a".into()).await }));
+            pending.push(tokio::spawn(async move { q.score(format!("a{i}")).await }));
         }
         let mut full = 0;
         for p in pending {
@@ -359,5 +402,61 @@ mod tests {
         assert!(matches!(answer, Err(ModelError::DeadlineExceeded(_))), "{answer:?}");
         hold.await.unwrap().unwrap();
         assert!(!ran.lock().unwrap().iter().any(|t| t == "late"), "expired text reached the model");
+    }
+
+    /// Blocks every batch until the test opens the gate; records the texts it ran.
+    struct GatedExecutor {
+        ran: Arc<Mutex<Vec<String>>>,
+        gate: Arc<(Mutex<bool>, std::sync::Condvar)>,
+    }
+
+    impl Executor for GatedExecutor {
+        fn infer(&mut self, texts: &[&str]) -> Result<Vec<f32>, ModelError> {
+            let (open, opened) = &*self.gate;
+            let mut open = open.lock().unwrap();
+            while !*open {
+                open = opened.wait(open).unwrap();
+            }
+            self.ran.lock().unwrap().extend(texts.iter().map(|t| t.to_string()));
+            Ok(texts.iter().map(|t| t.len() as f32 / 100.0).collect())
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn identical_texts_in_flight_are_scored_once() {
+        let ran = Arc::new(Mutex::new(Vec::new()));
+        let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        // No cache: only single flight can keep the copies from running.
+        let config = BatchConfig { cache_entries: 0, ..BatchConfig::default() };
+        let queue = BatchQueue::spawn("gated", GatedExecutor { ran: ran.clone(), gate: gate.clone() }, config);
+        const CALLERS: usize = 24;
+        let mut callers = Vec::new();
+        for i in 0..CALLERS {
+            let q = queue.clone();
+            // Every caller sends the shared text; a third also sends a text of its own.
+            let mut texts = vec!["the same chat message".to_string()];
+            if i % 3 == 0 {
+                texts.push(format!("own text {i}"));
+            }
+            callers.push(tokio::spawn(async move { q.score_many(texts).await }));
+        }
+        // The first copy is running (blocked at the gate) or queued; wait until every caller
+        // has joined its flight, then let the model run.
+        while queue.waiting_on("the same chat message") < CALLERS {
+            tokio::task::yield_now().await;
+        }
+        {
+            let (open, opened) = &*gate;
+            *open.lock().unwrap() = true;
+            opened.notify_all();
+        }
+        for caller in callers {
+            let scores = caller.await.unwrap().unwrap();
+            assert_eq!(scores[0], 0.21, "every caller gets the shared text's own score");
+        }
+        let ran = ran.lock().unwrap();
+        assert_eq!(ran.iter().filter(|t| *t == "the same chat message").count(), 1, "ran: {ran:?}");
+        assert_eq!(ran.len(), 1 + CALLERS.div_ceil(3), "each caller's own text still ran once");
+        assert_eq!(queue.in_flight(), 0);
     }
 }

@@ -7,12 +7,15 @@
 
 pub mod batch;
 pub mod cache;
+pub mod cascade;
 pub mod fair;
 pub mod features;
 pub mod onnx;
+pub mod single_flight;
 pub mod transformer;
 
 pub use batch::{BatchConfig, BatchQueue};
+pub use cascade::{CascadeCounts, CascadeSetting, Pipeline, StageScores};
 
 use thiserror::Error;
 

@@ -97,7 +97,7 @@ pub fn stable_frac(text: &str) -> f64 {
 }
 
 /// The first 32 bits of the SHA-1 digest (FIPS 180-4); only used to reproduce a data split.
-fn sha1_prefix(data: &[u8]) -> u32 {
+pub(super) fn sha1_prefix(data: &[u8]) -> u32 {
     let mut h: [u32; 5] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0];
     let mut msg = data.to_vec();
     msg.push(0x80);

@@ -2,6 +2,7 @@
 //! TPR/FPR, a confusion table and the hard negatives, then each model's own quality on held-out
 //! texts (TPR/FPR and a ROC-style table). See docs/EVAL.md for the split.
 
+mod cascade;
 mod data;
 mod families;
 mod levels;
@@ -97,6 +98,10 @@ pub struct EvalArgs {
     /// per attack family, FPR per benign source and trigger word (docs/EVAL.md).
     #[arg(long = "pi-heldout", value_name = "DIR")]
     pub pi_heldout: Option<PathBuf>,
+    /// Run the prompt-injection cascade section (skip rate, recall loss) even with --no-pool
+    /// or --no-model-quality.
+    #[arg(long = "cascade")]
+    pub cascade: bool,
     #[command(flatten)]
     pub engine: EngineArgs,
 }
@@ -144,12 +149,20 @@ pub async fn run(args: EvalArgs) -> ExitCode {
         }
     }
     if args.no_model_quality || args.no_pool {
-        return ExitCode::SUCCESS;
+        return if args.cascade { cascade_section(&args).await } else { ExitCode::SUCCESS };
     }
-    match quality::run(&args.data, &args.engine.engine_config()).await {
+    if let Err(err) = quality::run(&args.data, &args.engine.engine_config()).await {
+        eprintln!("rampart eval: model quality: {err}");
+        return ExitCode::FAILURE;
+    }
+    cascade_section(&args).await
+}
+
+async fn cascade_section(args: &EvalArgs) -> ExitCode {
+    match cascade::run(&args.data, &args.engine.engine_config()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("rampart eval: model quality: {err}");
+            eprintln!("rampart eval: cascade: {err}");
             ExitCode::FAILURE
         }
     }
