@@ -268,3 +268,187 @@ async fn ordinary_unicode_chat_is_not_flagged() {
         assert!(score <= threshold, "{text}: {score}");
     }
 }
+
+/// The candidate rule before issue 13: query/body values, raw bodies and overflow chunks of
+/// at least 20 bytes and five words of prose, read decoded (kept here to measure the change).
+fn old_prompt_texts(fields: &scoring::fields::Fields) -> Vec<String> {
+    use scoring::body::binary::{looks_binary, printable_text};
+    use scoring::fields::FieldKind;
+    fields
+        .iter()
+        .filter(|f| matches!(f.kind, FieldKind::QueryValue | FieldKind::BodyValue | FieldKind::BodyRaw | FieldKind::Base64 | FieldKind::Overflow))
+        .filter(|f| f.value.len() >= 20)
+        .filter(|f| {
+            looks_like_prose(f.value, 5)
+                || f.value.bytes().any(|b| b < 0x20 && !b.is_ascii_whitespace()) && looks_like_prose(&printable_text(f.value), 5)
+        })
+        .filter(|f| {
+            let binary = looks_binary(f.value) && !looks_like_prose(&printable_text(f.value), 5);
+            !binary && !scoring::body::graphql_doc::is_prose_free_graphql(f.value)
+        })
+        .map(|f| {
+            let mut out = String::new();
+            if scoring::normalize::may_need_decoding(f.value) && scoring::normalize::decode_deep(f.value, &mut out) {
+                out
+            } else {
+                f.value.to_string()
+            }
+        })
+        .collect()
+}
+
+/// Model calls a text costs: 2 KiB windows overlapping 512 bytes (the engine's PROMPT_WINDOW).
+fn calls(text: &str) -> usize {
+    if text.len() <= 2048 {
+        1
+    } else {
+        1 + (text.len() - 2048).div_ceil(1536)
+    }
+}
+
+fn data_dir() -> PathBuf {
+    std::env::var_os("RAMPART_DATA").map(PathBuf::from).unwrap_or_else(|| root().join("../shared/datasets"))
+}
+
+fn jsonl(path: &std::path::Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+/// Old and new prompt texts (and model calls) of one set of benign requests, and the
+/// prompt-injection false positives the new texts add (the model's score of the old texts
+/// and of the added ones, where they differ).
+#[derive(Default)]
+struct Tally {
+    requests: usize,
+    old_calls: usize,
+    new_calls: usize,
+    requests_with_more: usize,
+    by_source: std::collections::BTreeMap<String, usize>,
+    added_texts: usize,
+    added_time: std::time::Duration,
+    newly_flagged: Vec<String>,
+}
+
+impl Tally {
+    fn add(&mut self, req: &Request) {
+        let engine = engine_with_models();
+        let analysis = engine.analyze(&ScoreInput { request_text: &req.text, headers: &req.headers });
+        let old_texts = old_prompt_texts(&analysis.request.fields);
+        let old: usize = old_texts.iter().map(|t| calls(t)).sum();
+        let new_texts = engine.prompt_texts(&analysis);
+        let new: usize = new_texts.iter().map(|t| calls(&t.text)).sum();
+        for t in &new_texts {
+            let kind = analysis.request.fields.get(t.field).map_or("?", |f| f.kind.as_str());
+            *self.by_source.entry(format!("{kind}/{}", t.source.as_str())).or_default() += 1;
+        }
+        self.requests += 1;
+        self.old_calls += old;
+        self.new_calls += new;
+        self.requests_with_more += usize::from(new > old);
+        let added: Vec<&str> = new_texts.iter().map(|t| t.text.as_str()).filter(|t| !old_texts.iter().any(|o| o == t)).collect();
+        if added.is_empty() {
+            return;
+        }
+        let threshold = engine.threshold();
+        let started = std::time::Instant::now();
+        let added_max = raw_model_scores(&added).into_iter().fold(0.0, f32::max);
+        self.added_time += started.elapsed();
+        self.added_texts += added.len();
+        if added_max > threshold {
+            let old_refs: Vec<&str> = old_texts.iter().map(String::as_str).collect();
+            let old_max = if old_refs.is_empty() { 0.0 } else { raw_model_scores(&old_refs).into_iter().fold(0.0, f32::max) };
+            if old_max <= threshold {
+                let shown: Vec<String> = added.iter().map(|t| t.chars().take(100).collect()).collect();
+                self.newly_flagged.push(format!("{added_max:.3} {shown:?}"));
+            }
+        }
+    }
+
+    fn print(&self, name: &str) {
+        let per = |n: usize| n as f64 / self.requests.max(1) as f64;
+        println!(
+            "{name}: {} requests; model calls/request old {:.4} new {:.4} (+{:.4}); requests with more calls {} ({:.2} %); \
+             added texts {} scored in {:.0} ms ({:.2} ms each); newly flagged {} ({:.3} % of requests)\n  texts by kind/source {:?}",
+            self.requests,
+            per(self.old_calls),
+            per(self.new_calls),
+            per(self.new_calls) - per(self.old_calls),
+            self.requests_with_more,
+            100.0 * per(self.requests_with_more),
+            self.added_texts,
+            self.added_time.as_secs_f64() * 1e3,
+            self.added_time.as_secs_f64() * 1e3 / self.added_texts.max(1) as f64,
+            self.newly_flagged.len(),
+            100.0 * per(self.newly_flagged.len()),
+            self.by_source
+        );
+        for line in self.newly_flagged.iter().take(12) {
+            println!("  newly flagged: {line}");
+        }
+    }
+}
+
+fn whole_request(row: &serde_json::Value) -> Request {
+    let body = match (row["body"].as_str(), row["body_b64"].as_str()) {
+        (Some(b), _) => b.to_string(),
+        (None, Some(b64)) => String::from_utf8_lossy(&base64::engine::general_purpose::STANDARD.decode(b64).unwrap_or_default()).into_owned(),
+        _ => String::new(),
+    };
+    let headers = row["headers"].as_object().map(|h| h.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string())).collect()).unwrap_or_default();
+    Request { text: format!("{} {}\n{body}", row["method"].as_str().unwrap_or("GET"), row["path"].as_str().unwrap_or("/")), headers }
+}
+
+/// A benign text row as the request part it was recorded as.
+fn part_request(row: &serde_json::Value) -> Option<Request> {
+    let text = row["text"].as_str()?;
+    let header = |name: &str| Request { text: "GET /\n".to_string(), headers: vec![(name.to_string(), text.to_string())] };
+    Some(match row["part"].as_str().unwrap_or("") {
+        "user-agent" => header("User-Agent"),
+        "cookie" => header("Cookie"),
+        "referer" => header("Referer"),
+        "body" => request("POST /api", None, text),
+        "query" => request(&format!("GET /?{}", text.trim_start_matches('?')), None, ""),
+        "url" => request(&format!("GET {}", text.split_once("://").map_or(text, |(_, rest)| rest.find('/').map_or("/", |i| &rest[i..]))), None, ""),
+        "path" => request(&format!("GET {text}"), None, ""),
+        _ => return None,
+    })
+}
+
+/// Prints, for benign traffic, the model calls per request before and after this placement
+/// work, and the prompt-injection false positives it adds or removes on ShareGPT chat.
+#[tokio::test]
+#[ignore = "measurement: needs the data pool (RAMPART_DATA) and minutes of model time"]
+async fn measure_on_real_traffic() {
+    let data = data_dir();
+    for file in ["requests/har_fixture_requests.jsonl", "requests/node_soap_requests.jsonl"] {
+        let mut tally = Tally::default();
+        for row in jsonl(&data.join(file)) {
+            tally.add(&whole_request(&row));
+        }
+        tally.print(file);
+    }
+    for file in ["har_fixture_parts", "uap_core_user_agents", "digitalocean_api_examples", "fwaf_goodqueries_subset"] {
+        let mut tally = Tally::default();
+        for row in jsonl(&data.join(format!("{file}.jsonl"))) {
+            if let Some(req) = part_request(&row) {
+                tally.add(&req);
+            }
+        }
+        tally.print(file);
+    }
+    let mut params = Tally::default();
+    for row in jsonl(&data.join("httpparams.jsonl")) {
+        let text = row["text"].as_str().unwrap_or("");
+        params.add(&request(&format!("GET /search?q={}", percent(text)), None, ""));
+    }
+    params.print("httpparams (as ?q=)");
+
+    // ShareGPT user messages (benign chat) in a chat body.
+    let mut chat = Tally::default();
+    for row in jsonl(&data.join("sharegpt_user_messages.jsonl")).into_iter().filter(|r| r["label"] == "benign") {
+        let text = row["text"].as_str().unwrap_or("");
+        chat.add(&json_post("/v1/chat/completions", json!({"model": "gpt-4o", "messages": [{"role": "user", "content": text}]})));
+    }
+    chat.print("sharegpt_user_messages (benign, chat body)");
+}
