@@ -171,13 +171,16 @@ fn map_letters(text: &str, f: impl Fn(char) -> Option<char>) -> String {
     text.chars().map(|c| f(c).unwrap_or(c)).collect()
 }
 
+/// A way to hide a text from a word-piece model that an LLM still reads.
+type Obfuscation = fn(&str) -> String;
+
 /// Each model-facing normalisation: the raw obfuscated text is missed by the model or fails
 /// the prose gate (so the case proves the normalisation is needed), the request carrying it in a chat message is
 /// caught, and an obfuscated benign text is not flagged.
 #[tokio::test]
 async fn every_normalisation_is_needed_and_works() {
     let threshold = engine_with_models().threshold();
-    let obfuscations: Vec<(&str, fn(&str) -> String)> = vec![
+    let obfuscations: Vec<(&str, Obfuscation)> = vec![
         ("unicode tags", |t| format!("Hello!{}", tags(t))),
         ("variation-selector smuggling", |t| format!("🙂{}", smuggled(t))),
         ("zero-width spaces between words", |t| t.replace(' ', "\u{200b}")),

@@ -260,7 +260,7 @@ mod tests {
         assert_eq!(apply(fold, "please рор the stack now").0, "please pop the stack now");
         // Russian and Greek text is left alone.
         assert_eq!(apply(fold, "Привет, как дела? Всё хорошо."), ("Привет, как дела? Всё хорошо.".to_string(), false));
-        assert_eq!(apply(fold, "Καλημέρα κόσμε").1, false);
-        assert_eq!(apply(fold, "café déjà vu").1, false);
+        assert!(!apply(fold, "Καλημέρα κόσμε").1);
+        assert!(!apply(fold, "café déjà vu").1);
     }
 }
