@@ -13,7 +13,7 @@ use crate::fields::{FieldKind, FieldLimits, Fields};
 use crate::model::{BatchConfig, ModelError};
 use crate::models::{ModelSet, ModelStatus};
 use crate::patterns::{HitSource, Hits, PatternError, PatternStage};
-use crate::prose::looks_like_prose;
+use crate::prompt_fields::PromptSource;
 use crate::request::{parse_request, ParsedRequest, ScoreInput};
 use crate::verdict::{Breakdown, DetectorScore, ScoreAll};
 use crate::views::{ViewKind, Views};
@@ -304,11 +304,11 @@ impl Engine {
     }
 
     /// Runs a model on the fields where it can matter; the detector score is the max. Long
-    /// fields go in overlapping windows (the SQLi featurizer reads 4 KiB; prompt-injection
+    /// texts go in overlapping windows (the SQLi featurizer reads 4 KiB; prompt-injection
     /// texts are cut into 2 KiB prose chunks), so no byte of a candidate is left unread
     /// unless the per-request budget is spent, which the result says.
     async fn model_score(&self, analysis: &Analysis, detector: DetectorId, context: &ScoreContext) -> Result<ModelScore, ModelError> {
-        let candidates = self.model_candidates(analysis, detector);
+        let candidates = self.model_texts(analysis, detector);
         if candidates.is_empty() {
             return Ok(ModelScore::default());
         }
@@ -316,22 +316,11 @@ impl Engine {
         let window = if detector == PROMPT_INJECTION { PROMPT_WINDOW } else { SQLI_WINDOW };
         let budget = self.config.max_model_fields.max(1);
         let mut texts: Vec<String> = Vec::new();
-        // For each text, the index into `candidates` of the field it came from.
+        // For each text, the index into `candidates` it came from.
         let mut origin: Vec<usize> = Vec::new();
         let mut budget_hit = false;
-        'fields: for (ci, &f) in candidates.iter().enumerate() {
-            let text = match detector {
-                PROMPT_INJECTION => prompt_text(fields.get(f).map(|field| field.value).unwrap_or("")),
-                _ => analysis.views.model_text(fields, f).to_string(),
-            };
-            // A gated field's base64 segments go to the SQLi model as the text they decode to:
-            // the gate saw that text in the decoded view, and the field's own text is base64.
-            let base64: Vec<&str> = match detector {
-                SQLI => analysis.views.base64_texts.iter().filter(|(idx, _)| *idx == f).map(|(_, t)| t.as_str()).collect(),
-                _ => Vec::new(),
-            };
-            let pieces = self.model_pieces(fields, f, detector, &text, window);
-            for piece in pieces.into_iter().chain(base64.into_iter().flat_map(|t| windows(t, window))) {
+        'fields: for (ci, candidate) in candidates.iter().enumerate() {
+            for piece in self.model_pieces(fields, candidate, detector, window) {
                 if texts.len() == budget {
                     budget_hit = true;
                     break 'fields;
@@ -346,22 +335,43 @@ impl Engine {
             .iter()
             .enumerate()
             .fold((0, 0.0f32), |(bi, b), (i, &s)| if s > b { (i, s) } else { (bi, b) });
-        let best_field = candidates[origin.get(best_idx).copied().unwrap_or(0)];
-        let decoded = match detector {
-            PROMPT_INJECTION => {
-                let value = fields.get(best_field).map(|field| field.value).unwrap_or("");
-                prompt_text(value) != value
-            }
-            _ => analysis.views.decoded_fields.get(best_field).is_some_and(|d| d.is_some()),
-        };
+        let decoded = candidates.get(origin.get(best_idx).copied().unwrap_or(0)).is_some_and(|c| c.decoded);
         let slug = DETECTORS[detector].slug;
         let reason = if decoded { format!("{slug}:model (decoded)") } else { format!("{slug}:model") };
         Ok(ModelScore { score: DetectorScore { score: best, reason }, budget_hit })
     }
 
-    /// The texts a model reads for field `f`: an Overflow chunk goes to the SQLi model line by
+    /// The texts `detector`'s model reads, with their fields. SQLi: the gated fields (decoded
+    /// view) and the text of their base64 segments — the gate saw that text in the decoded
+    /// view, and the field's own text is base64. Prompt injection: `prompt_fields`.
+    fn model_texts(&self, analysis: &Analysis, detector: DetectorId) -> Vec<ModelText> {
+        let fields = &analysis.request.fields;
+        let views = &analysis.views;
+        if detector == PROMPT_INJECTION {
+            return crate::prompt_fields::prompt_texts(fields, views, self.config.min_prompt_words)
+                .into_iter()
+                .map(|t| ModelText { field: t.field, decoded: t.source != PromptSource::Field, text: t.text, base64: false })
+                .collect();
+        }
+        let mut out = Vec::new();
+        for f in analysis.hits.gated.iter().filter(|(d, _)| *d == detector).map(|(_, f)| *f) {
+            let decoded = views.decoded_fields.get(f).is_some_and(|d| d.is_some());
+            out.push(ModelText { field: f, text: views.model_text(fields, f).to_string(), decoded, base64: false });
+            for (_, text) in views.base64_texts.iter().filter(|(idx, _)| *idx == f) {
+                out.push(ModelText { field: f, text: text.clone(), decoded, base64: true });
+            }
+        }
+        out
+    }
+
+    /// The pieces a model reads of one text: an Overflow chunk goes to the SQLi model line by
     /// line, only the lines its gate selects (`overflow_lines`); anything else in windows.
-    fn model_pieces<'t>(&self, fields: &Fields, f: usize, detector: DetectorId, text: &'t str, window: Window) -> Vec<&'t str> {
+    fn model_pieces<'t>(&self, fields: &Fields, candidate: &'t ModelText, detector: DetectorId, window: Window) -> Vec<&'t str> {
+        let text = candidate.text.as_str();
+        if candidate.base64 {
+            return windows(text, window);
+        }
+        let f = candidate.field;
         let overflow = fields.get(f).is_some_and(|field| field.kind == FieldKind::Overflow);
         if detector == SQLI && overflow {
             let lines = crate::overflow_lines::sqli_texts(text, |line| self.patterns.gates(SQLI, line));
@@ -380,43 +390,21 @@ impl Engine {
         pieces
     }
 
-    fn model_candidates(&self, analysis: &Analysis, detector: DetectorId) -> Vec<usize> {
-        let fields = &analysis.request.fields;
-        if detector == SQLI {
-            analysis.hits.gated.iter().filter(|(d, _)| *d == SQLI).map(|(_, f)| *f).collect()
-        } else {
-            // A binary field (lossily decoded bytes: mostly U+FFFD and controls, with no prose
-            // left once those are removed) or a GraphQL document without strings or comments
-            // is scanned by the patterns like any other but is not prose (`body::binary`,
-            // `body::graphql_doc`).
-            (0..fields.len())
-                .filter(|&i| self.is_natural_language(fields, i))
-                .filter(|&i| {
-                    fields.get(i).is_none_or(|f| {
-                        let binary = crate::body::binary::looks_binary(f.value)
-                            && !looks_like_prose(&crate::body::binary::printable_text(f.value), self.config.min_prompt_words);
-                        !binary && !crate::body::graphql_doc::is_prose_free_graphql(f.value)
-                    })
-                })
-                .collect()
-        }
+    /// The texts the prompt-injection model reads for a request (the eval and benches count
+    /// them; `prompt_fields` says which).
+    pub fn prompt_texts(&self, analysis: &Analysis) -> Vec<crate::prompt_fields::PromptText> {
+        crate::prompt_fields::prompt_texts(&analysis.request.fields, &analysis.views, self.config.min_prompt_words)
     }
+}
 
-    /// Prompt injections arrive in free-text fields: enough words, mostly letters.
-    fn is_natural_language(&self, fields: &Fields, idx: usize) -> bool {
-        let Some(field) = fields.get(idx) else { return false };
-        if !matches!(
-            field.kind,
-            FieldKind::QueryValue | FieldKind::BodyValue | FieldKind::BodyRaw | FieldKind::Base64 | FieldKind::Overflow
-        ) || field.value.len() < 20
-        {
-            return false;
-        }
-        // Control bytes end no word: sprinkled through a prompt they would hide its words.
-        looks_like_prose(field.value, self.config.min_prompt_words)
-            || field.value.bytes().any(|b| b < 0x20 && !b.is_ascii_whitespace())
-                && looks_like_prose(&crate::body::binary::printable_text(field.value), self.config.min_prompt_words)
-    }
+/// One text for a model and the field it came from.
+struct ModelText {
+    field: usize,
+    text: String,
+    /// Decoded or otherwise transformed from the field's value (said in the reason).
+    decoded: bool,
+    /// A base64 segment's text (read in plain windows).
+    base64: bool,
 }
 
 /// One model's result for a request, and whether its text budget ran out.
@@ -486,18 +474,6 @@ fn analysis_partial(analysis: &Analysis) -> Vec<String> {
         partial.push("base64-budget".to_string());
     }
     partial
-}
-
-/// The text an LLM would read: decoded (percent, entities, escapes) but not collapsed. The
-/// decoded view drops comments — right for SQL keywords split by `/**/`, wrong for a prompt,
-/// where an HTML comment is a classic hiding place for an injection the model still reads.
-fn prompt_text(value: &str) -> String {
-    let mut deep = String::new();
-    if crate::normalize::may_need_decoding(value) && crate::normalize::decode_deep(value, &mut deep) {
-        deep
-    } else {
-        value.to_string()
-    }
 }
 
 

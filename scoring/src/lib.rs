@@ -15,6 +15,7 @@ pub mod models;
 pub mod normalize;
 pub mod overflow_lines;
 pub mod patterns;
+pub mod prompt_fields;
 pub mod prose;
 pub mod request;
 pub mod transport;

@@ -9,7 +9,9 @@
 //!   `<!...>` declaration such as a stray `<!ENTITY ...>`: one `XmlDoctype` field each, so XXE
 //!   rules see `<!ENTITY x SYSTEM "file:///etc/passwd">`.
 //! - Processing instructions (including the `<?xml ...?>` declaration): a `BodyValue` named by
-//!   the target. Comments are skipped.
+//!   the target.
+//! - Comments: their text as a `BodyValue` named `#comment` (an LLM reading the document
+//!   reads them).
 //! - Elements nested deeper than `FieldLimits::max_depth`: the rest of the body from the first
 //!   too-deep start tag is pushed as one `BodyRaw` field.
 //!
@@ -23,6 +25,9 @@ use std::borrow::Cow;
 use super::{is_plain_name, raw};
 use crate::fields::{FieldKind, Fields};
 use crate::normalize::entities;
+
+/// Field name of an XML comment's text.
+pub const COMMENT_NAME: &str = "#comment";
 
 /// Parses an XML body with a tolerant tokenizer; returns false (nothing pushed) when the body
 /// does not start with markup.
@@ -139,13 +144,20 @@ fn tokenize(body: &str, max_depth: usize) -> Doc<'_> {
         let Some(p) = lt else { break };
         let rest = &b[p..];
         if rest.starts_with(b"<!--") {
-            i = match memchr::memmem::find(&b[p + 4..], b"-->") {
-                Some(k) => p + 4 + k + 3,
+            let (end, next) = match memchr::memmem::find(&b[p + 4..], b"-->") {
+                Some(k) => (p + 4 + k, p + 4 + k + 3),
                 None => {
                     doc.errors += 1;
-                    n
+                    (n, n)
                 }
             };
+            // An LLM handed the document reads its comments: a classic hiding place for an
+            // instruction addressed to it.
+            let comment = body.get(p + 4..end).unwrap_or("");
+            if !comment.trim().is_empty() {
+                doc.events.push((FieldKind::BodyValue, COMMENT_NAME, Cow::Borrowed(comment)));
+            }
+            i = next;
         } else if rest.starts_with(b"<![CDATA[") {
             let start = p + 9;
             let (end, next) = match memchr::memmem::find(&b[start..], b"]]>") {
@@ -351,7 +363,9 @@ mod tests {
         assert!(v.contains(&field(FieldKind::BodyValue, "item", "book & pen")));
         assert!(v.contains(&field(FieldKind::BodyValue, "q", "<script>alert(1)</script>")));
         assert!(v.contains(&field(FieldKind::BodyValue, "php", "php echo 1; ")));
-        assert!(!v.iter().any(|f| f.2.contains("hidden") || f.0 == FieldKind::BodyRaw), "{v:?}");
+        // A comment is read too (an LLM handed the document reads it).
+        assert!(v.contains(&field(FieldKind::BodyValue, COMMENT_NAME, " hidden ")), "{v:?}");
+        assert!(!v.iter().any(|f| f.0 == FieldKind::BodyRaw), "{v:?}");
     }
 
     #[test]

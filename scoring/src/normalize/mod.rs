@@ -14,13 +14,24 @@
 //! | `collapse.rs` | comments removed, whitespace collapsed (case kept)                 |
 //! | `base64.rs`   | printable text hidden in base64 segments                           |
 //!
+//! Model-facing readings for the prompt-injection model only (`prompt_fields`), not the views:
+//!
+//! | file             | reading                                                          |
+//! |------------------|------------------------------------------------------------------|
+//! | `invisible.rs`   | Unicode tags → ASCII, smuggled variation-selector bytes, zero-width and bidi controls removed |
+//! | `confusables.rs` | fullwidth / mathematical / enclosed letters, mixed-script homoglyphs → ASCII |
+//! | `leet.rs`        | leetspeak and ROT13 signals and readings (extra texts)            |
+//!
 //! Bounds: no transformation makes its text longer (every encoded form is at least as long as
 //! the UTF-8 it decodes to), and `decode_deep` additionally stops at [`max_decoded_len`].
 
 pub mod base64;
 pub mod collapse;
+pub mod confusables;
 pub mod entities;
 pub mod escapes;
+pub mod invisible;
+pub mod leet;
 pub mod percent;
 pub mod utf8;
 
