@@ -429,6 +429,11 @@ const SQLI_WINDOW: Window = Window { size: 4096, overlap: 2048 };
 /// transformer's window cap, so none of it is skipped by window subsampling.
 const PROMPT_WINDOW: Window = Window { size: 2048, overlap: 512 };
 
+/// The pieces the prompt-injection model reads of one long text (the eval replays them).
+pub fn prompt_pieces(text: &str) -> Vec<&str> {
+    windows(text, PROMPT_WINDOW)
+}
+
 /// `text` cut into overlapping windows on char boundaries; a short text is one window.
 fn windows(text: &str, window: Window) -> Vec<&str> {
     if text.len() <= window.size {
@@ -479,7 +484,17 @@ fn analysis_partial(analysis: &Analysis) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{windows, SQLI_WINDOW};
+    use super::{prompt_pieces, windows, SQLI_WINDOW};
+
+    #[test]
+    fn prompt_pieces_cover_the_text_on_char_boundaries() {
+        let text = "é".repeat(3000);
+        let parts = prompt_pieces(&text);
+        assert!(parts.len() > 1);
+        assert!(parts.iter().all(|p| p.len() <= 2048 && p.chars().all(|c| c == 'é')));
+        assert!(text.ends_with(parts.last().unwrap()) && text.starts_with(parts[0]));
+        assert_eq!(prompt_pieces("short"), ["short"]);
+    }
 
     #[test]
     fn long_texts_are_windowed_without_gaps() {

@@ -47,14 +47,6 @@ fn main() {
         let stage = PatternStage::from_rules(own).expect("rules compile");
         println!("{:>7.0}  {shown:<16} {} rules", time(&stage), members.len());
     }
-    println!("\ncost per database (its rules alone, guards applied, ns per 1 KB view):");
-    let guards: Vec<_> = rules.iter().map(|r| scoring::patterns::guard::required_bytes(&r.pattern, r.case_sensitive)).collect();
-    for (guard, members) in scoring::patterns::guard::partition(&guards) {
-        let shown: String = guard.map_or("(always)".into(), |g| (0..=255u8).filter(|&b| g.contains(b)).map(char::from).collect());
-        let own: Vec<_> = members.iter().map(|&i| rules[i].clone()).collect();
-        let stage = PatternStage::from_rules(own).expect("rules compile");
-        println!("{:>7.0}  {shown:<16} {} rules", time(&stage), members.len());
-    }
     println!("\ncost per detector (its rules alone, ns per 1 KB view):");
     let mut slugs: Vec<&str> = rules.iter().map(|r| r.reason.split(':').next().unwrap_or("")).collect();
     slugs.dedup();

@@ -22,8 +22,6 @@ use scoring::{EngineConfig, ScoreContext};
 
 use super::data::{load_source, sha1_prefix};
 
-const PIECE_BYTES: usize = 2048;
-const PIECE_OVERLAP: usize = 512;
 const SHAREGPT_TEST: f64 = 0.4;
 /// Pieces per call and calls in flight: batches stay full, and 4 x 32 stays within one client's
 /// queue lane (RAMPART_MODEL_CLIENT_QUEUE, 128).
@@ -90,50 +88,16 @@ pub async fn run(data: &Path, config: &EngineConfig) -> Result<(), String> {
 fn model_pieces(rows: &[String], min_words: usize) -> (Vec<String>, Vec<usize>) {
     let (mut pieces, mut origin) = (Vec::new(), Vec::new());
     for (i, row) in rows.iter().enumerate() {
-        let text = prompt_text(row);
+        let text = super::prompt::prompt_text(row);
         if !looks_like_prose(&text, min_words) {
             continue;
         }
-        for piece in windows(&text) {
+        for piece in scoring::engine::prompt_pieces(&text) {
             pieces.push(piece.to_string());
             origin.push(i);
         }
     }
     (pieces, origin)
-}
-
-/// The engine's `prompt_text`: decoded as a model reads it.
-fn prompt_text(value: &str) -> String {
-    let mut deep = String::new();
-    if scoring::normalize::may_need_decoding(value) && scoring::normalize::decode_deep(value, &mut deep) {
-        deep
-    } else {
-        value.to_string()
-    }
-}
-
-/// The engine's 2 KiB windows overlapping 512 bytes, on char boundaries.
-fn windows(text: &str) -> Vec<&str> {
-    if text.len() <= PIECE_BYTES {
-        return vec![text];
-    }
-    let mut out = Vec::new();
-    let mut start = 0;
-    loop {
-        let mut end = (start + PIECE_BYTES).min(text.len());
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.push(&text[start..end]);
-        if end == text.len() {
-            return out;
-        }
-        let mut next = start + PIECE_BYTES - PIECE_OVERLAP;
-        while !text.is_char_boundary(next) {
-            next += 1;
-        }
-        start = next;
-    }
 }
 
 async fn both_stages(models: &Arc<ModelSet>, pieces: Vec<String>) -> Result<Vec<StageScores>, String> {
@@ -194,15 +158,6 @@ fn print_set(name: &str, texts: usize, stages: &[StageScores], origin: &[usize],
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn windows_cover_the_text_on_char_boundaries() {
-        let text = "é".repeat(3000);
-        let w = windows(&text);
-        assert!(w.len() > 1 && w.iter().all(|p| p.len() <= PIECE_BYTES));
-        assert!(text.ends_with(w.last().unwrap()) && text.starts_with(w[0]));
-        assert_eq!(windows("short"), vec!["short"]);
-    }
 
     #[test]
     fn sharegpt_split_is_the_salted_hash_and_holds_out_about_forty_percent() {

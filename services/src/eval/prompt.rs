@@ -43,9 +43,6 @@ struct HeldoutRow {
     subfamily: Option<String>,
 }
 
-/// Bytes per prompt piece and overlap: the engine's `PROMPT_WINDOW` (scoring/src/engine.rs).
-const PIECE_BYTES: usize = 2048;
-const PIECE_OVERLAP: usize = 512;
 /// The engine's minimum length of a prompt-injection candidate field.
 const MIN_FIELD_BYTES: usize = 20;
 
@@ -143,7 +140,7 @@ fn model_texts(rows: &[HeldoutRow], config: &EngineConfig) -> (Vec<String>, Vec<
                 continue;
             }
             let text = prompt_text(field.value);
-            for piece in pieces(&text) {
+            for piece in scoring::engine::prompt_pieces(&text) {
                 texts.push(piece.to_string());
                 origin.push(i);
             }
@@ -154,35 +151,12 @@ fn model_texts(rows: &[HeldoutRow], config: &EngineConfig) -> (Vec<String>, Vec<
 
 /// What the engine sends the prompt model for a field: decoded, comments kept (engine.rs
 /// `prompt_text`).
-fn prompt_text(value: &str) -> String {
+pub(super) fn prompt_text(value: &str) -> String {
     let mut deep = String::new();
     if scoring::normalize::may_need_decoding(value) && scoring::normalize::decode_deep(value, &mut deep) {
         deep
     } else {
         value.to_string()
-    }
-}
-
-/// `text` in overlapping pieces on char boundaries, as the engine cuts a prompt field.
-fn pieces(text: &str) -> Vec<&str> {
-    if text.len() <= PIECE_BYTES {
-        return vec![text];
-    }
-    let step = PIECE_BYTES - PIECE_OVERLAP;
-    let (mut out, mut start) = (Vec::new(), 0);
-    loop {
-        let mut end = (start + PIECE_BYTES).min(text.len());
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.push(&text[start..end]);
-        if end == text.len() {
-            return out;
-        }
-        start += step;
-        while !text.is_char_boundary(start) {
-            start += 1;
-        }
     }
 }
 
@@ -336,16 +310,6 @@ fn print_examples(rows: &[HeldoutRow], scores: &[Option<f32>], threshold: f32, a
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn pieces_cover_the_text_on_char_boundaries() {
-        let text = "é".repeat(3000);
-        let parts = pieces(&text);
-        assert!(parts.len() > 1);
-        assert!(parts.iter().all(|p| p.len() <= PIECE_BYTES && p.chars().all(|c| c == 'é')));
-        assert!(text.ends_with(parts.last().unwrap()));
-        assert_eq!(pieces("short"), ["short"]);
-    }
 
     #[test]
     fn chat_body_message_reaches_the_model_and_short_text_is_gated() {
