@@ -20,6 +20,18 @@ impl ByteSet {
         ByteSet(set)
     }
 
+    /// The set holding exactly `bytes`, usable in constants.
+    pub const fn of_bytes(bytes: &[u8]) -> Self {
+        let mut set = [0u64; 4];
+        let mut k = 0;
+        while k < bytes.len() {
+            let b = bytes[k];
+            set[(b >> 6) as usize] |= 1u64 << (b & 63);
+            k += 1;
+        }
+        ByteSet(set)
+    }
+
     /// The set holding exactly `bytes`.
     pub fn from_bytes(bytes: &[u8]) -> Self {
         let mut set = ByteSet::default();
@@ -55,8 +67,11 @@ impl ByteSet {
     }
 
     /// True when the two sets share a byte.
+    #[inline]
     pub fn intersects(&self, other: &ByteSet) -> bool {
-        self.0.iter().zip(other.0).any(|(a, b)| a & b != 0)
+        // Branch-free: the code stage tests a field against every check's trigger.
+        let [a, b] = [self.0, other.0];
+        (a[0] & b[0]) | (a[1] & b[1]) | (a[2] & b[2]) | (a[3] & b[3]) != 0
     }
 
     pub fn contains(&self, b: u8) -> bool {

@@ -11,7 +11,7 @@
 //! Type-system definitions (SDL: `type Query { a: Int }`) are skipped by the alias counter,
 //! where `name: Type` is not an alias.
 
-use crate::{Check, Finding, Input};
+use crate::{Check, Finding, Input, Trigger};
 
 pub struct GraphqlCheck;
 
@@ -30,6 +30,11 @@ const MAX_SPREADS: usize = 256;
 const MAX_ALIASED_FIELDS: usize = 64;
 
 impl Check for GraphqlCheck {
+    fn trigger(&self) -> Trigger {
+        // A selection set.
+        Trigger::any_of(b"{")
+    }
+
     fn detector(&self) -> &'static str {
         "graphql"
     }

@@ -19,7 +19,7 @@
 //! Linear: look-aheads from a position are bounded by constants.
 
 use crate::php::pasted_source;
-use crate::{Check, Finding, Input};
+use crate::{Check, Finding, Input, Trigger};
 
 pub struct Java;
 
@@ -83,6 +83,11 @@ fn marker_at(t: &[u8], p: usize, end: usize) -> bool {
 }
 
 impl Check for Java {
+    fn trigger(&self) -> Trigger {
+        // A dotted class name, an OGNL `#`, an `@` static call.
+        Trigger::any_of(b".#@")
+    }
+
     fn detector(&self) -> &'static str {
         "java-injection"
     }

@@ -12,7 +12,7 @@
 //! Linear: each byte is pushed into at most one open lookup buffer; a closed lookup hands its
 //! value (at most [`KEEP`] bytes) to its parent, and nesting stops at [`MAX_DEPTH`].
 
-use crate::{Check, Finding, Input};
+use crate::{Check, Finding, Input, Trigger};
 
 pub struct Jndi;
 
@@ -27,6 +27,11 @@ const MAX_DEPTH: usize = 32;
 const PROTOCOLS: &[&str] = &["ldaps", "ldap", "rmi", "dns", "iiop", "corba", "nds", "nis", "https", "http"];
 
 impl Check for Jndi {
+    fn trigger(&self) -> Trigger {
+        // A `${` lookup.
+        Trigger::any_of(b"$")
+    }
+
     fn detector(&self) -> &'static str {
         "deserialization"
     }

@@ -25,11 +25,13 @@ mod shell_deobf;
 pub mod shell_unix;
 pub mod shell_windows;
 mod ssi;
+mod trigger;
 pub mod xss_html;
 pub mod xss_js;
 
 pub use bytes::ByteSet;
-pub use registry::checks;
+pub use registry::{checks, triggers as registry_triggers};
+pub use trigger::Trigger;
 
 /// Where a field came from in the request (mirrors the engine's field kinds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,10 +116,30 @@ pub trait Check: Send + Sync {
     fn detector(&self) -> &'static str;
     /// The strongest finding of a level at or below `input.sensitivity`, if any.
     fn inspect(&self, input: &Input<'_>) -> Option<Finding>;
+    /// A precondition the caller tests before `inspect` (read once, at registration): an
+    /// input it refuses must never produce a finding.
+    fn trigger(&self) -> Trigger {
+        Trigger::Always
+    }
 }
 
-/// Runs every registered check on one input; the best finding per detector slug is what the
-/// engine keeps, so this returns them all.
-pub fn inspect_all<'c>(input: &'c Input<'c>) -> impl Iterator<Item = Finding> + 'c {
-    checks().iter().filter_map(move |c| c.inspect(input)).filter(move |f| f.level <= input.sensitivity)
+/// Runs every registered check whose trigger admits the input; the best finding per
+/// detector slug is what the engine keeps, so this returns them all.
+pub fn inspect_all(input: &Input<'_>) -> impl Iterator<Item = Finding> {
+    let mut all = Vec::new();
+    for_each_finding(input, |f| all.push(f));
+    all.into_iter()
+}
+
+/// [`inspect_all`] without collecting: what the engine calls on every field.
+pub fn for_each_finding(input: &Input<'_>, mut found: impl FnMut(Finding)) {
+    let triggers = registry::triggers();
+    for (k, check) in checks().iter().enumerate() {
+        if triggers.get(k).is_some_and(|t| !t.admits(input)) {
+            continue;
+        }
+        if let Some(finding) = check.inspect(input).filter(|f| f.level <= input.sensitivity) {
+            found(finding);
+        }
+    }
 }

@@ -15,7 +15,7 @@
 
 use std::borrow::Cow;
 
-use crate::{Check, Finding, Input};
+use crate::{Check, Finding, Input, Trigger};
 
 pub struct MailCheck;
 
@@ -36,6 +36,11 @@ enum Kind {
 }
 
 impl Check for MailCheck {
+    fn trigger(&self) -> Trigger {
+        // A line break, raw or escaped (a backslash escape, `%0d`, `&#13;`).
+        Trigger::any_of(b"\r\n\\%&")
+    }
+
     fn detector(&self) -> &'static str {
         "mail-injection"
     }

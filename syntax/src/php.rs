@@ -17,11 +17,16 @@
 //! Linear: every look-ahead from a position is bounded by a constant.
 
 use crate::php_names::{CANDIDATES, HELPERS, JS_DOLLAR, NO_ARG, PROBES, SINKS, SUPERGLOBALS, WEBSHELLS, WORDS};
-use crate::{Check, Finding, Input};
+use crate::{Check, Finding, Input, Trigger};
 
 pub struct Php;
 
 impl Check for Php {
+    fn trigger(&self) -> Trigger {
+        // A call, an opener, a backtick, a wrapper or path, a variable.
+        Trigger::any_of(b"(<`:.$")
+    }
+
     fn detector(&self) -> &'static str {
         "php-injection"
     }

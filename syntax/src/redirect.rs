@@ -17,7 +17,7 @@
 //! other body value at level 3. Elsewhere (headers, telemetry bodies, chat text) it does not
 //! count here (the anywhere-patterns of rules/open-redirect.toml count from level 2).
 
-use crate::{Check, Finding, Input, Place};
+use crate::{Check, Finding, Input, Place, Trigger};
 
 pub struct OpenRedirect;
 
@@ -35,6 +35,11 @@ const REDIRECT_SUFFIXES: &[&str] =
     &["redirect", "redirecturi", "redirecturl", "redirectto", "returnurl", "returnto", "nexturl", "callbackurl", "successurl", "continueurl"];
 
 impl Check for OpenRedirect {
+    fn trigger(&self) -> Trigger {
+        // A slash, a backslash, a scheme, an encoding or a Unicode slash look-alike.
+        Trigger::any_of(b"/\\:%\xE2\xE3\xEF")
+    }
+
     fn detector(&self) -> &'static str {
         "open-redirect"
     }

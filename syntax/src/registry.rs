@@ -1,6 +1,8 @@
 //! Every code detector, in one list: adding a family is one line here and one file beside it.
 
-use crate::Check;
+use std::sync::LazyLock;
+
+use crate::{Check, Trigger};
 
 static CHECKS: &[&dyn Check] = &[
     &crate::xss_js::XSS_JS,
@@ -20,4 +22,12 @@ static CHECKS: &[&dyn Check] = &[
 
 pub fn checks() -> &'static [&'static dyn Check] {
     CHECKS
+}
+
+/// Each check's trigger, in registry order, read once: the per-input test is then a bit test,
+/// not a virtual call.
+static TRIGGERS: LazyLock<Vec<Trigger>> = LazyLock::new(|| CHECKS.iter().map(|c| c.trigger()).collect());
+
+pub fn triggers() -> &'static [Trigger] {
+    &TRIGGERS
 }

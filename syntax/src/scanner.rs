@@ -4,7 +4,7 @@
 //! and these values (`Netsparker`, `enabled`) are too short to tell anything by themselves.
 //! Tool User-Agents and out-of-band domains are the rules' job (`scoring/rules/scanner.toml`).
 
-use crate::{Check, Finding, Input, Place};
+use crate::{Check, Finding, Input, Place, Trigger};
 
 pub struct ScannerCheck;
 
@@ -14,6 +14,11 @@ fn is_marker_header(name: &str) -> bool {
 }
 
 impl Check for ScannerCheck {
+    fn trigger(&self) -> Trigger {
+        // Marker headers only.
+        Trigger::At(Place::Header)
+    }
+
     fn detector(&self) -> &'static str {
         "scanner"
     }

@@ -110,10 +110,14 @@ fn deobfuscate(s: &[u8]) -> (Vec<u8>, Vec<bool>) {
                 }
             }
             _ => {
-                out.push(b);
+                // Up to the next byte the cases above handle, bytes are copied lower-cased in
+                // one go: prose is mostly such runs.
+                let run = 1 + s[i + 1..].iter().position(|c| matches!(c, b'^' | b'"' | b'\'' | b'`' | b'%')).unwrap_or(s.len() - i - 1);
+                out.extend(s[i..i + run].iter().map(u8::to_ascii_lowercase));
                 marks.push(pending);
+                marks.resize(marks.len() + run - 1, false);
                 pending = false;
-                i += 1;
+                i += run;
             }
         }
     }
@@ -227,14 +231,16 @@ fn word_end(t: &[u8], i: usize) -> usize {
     i + t[i..].iter().take(256).take_while(|&&c| !c.is_ascii_whitespace() && !is_sep(c) && c != b',').count()
 }
 
-/// `needle` occurs in `hay`: candidates are found by the first byte (memchr), so a field
-/// costs no comparison per position.
+/// `needle` occurs in `hay`. Candidates are found by the needle's first punctuation byte
+/// (its first byte if it has none): in prose a `.` or `(` is far rarer than an `n` or `i`.
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
-    let Some((&first, rest)) = needle.split_first() else { return true };
-    let mut from = 0;
-    while let Some(p) = hay.get(from..).and_then(|h| h.iter().position(|&c| c == first)) {
+    let anchor = needle.iter().position(|c| !c.is_ascii_alphanumeric()).unwrap_or(0);
+    let Some(&key) = needle.get(anchor) else { return true };
+    let mut from = anchor;
+    while let Some(p) = hay.get(from..).and_then(|h| h.iter().position(|&c| c == key)) {
         let at = from + p;
-        if hay.get(at + 1..at + 1 + rest.len()) == Some(rest) {
+        let start = at - anchor;
+        if hay.get(start..start + needle.len()) == Some(needle) {
             return true;
         }
         from = at + 1;
@@ -244,8 +250,11 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 /// Walks command positions; `report(reason, strong, obfuscated, opener)` for each command.
 fn scan(t: &[u8], marks: &[bool], report: &mut dyn FnMut(&'static str, bool, bool, Opener)) {
-    // PowerShell download-and-run idioms count wherever they stand.
-    for idiom in [&b"net.webclient"[..], b").downloadstring(", b").downloadfile(", b"::frombase64string(", b"-encodedcommand ", b"invoke-expression", b"iex("] {
+    // PowerShell download-and-run idioms count wherever they stand. Each holds one of `.-:(`;
+    // prose without them is not searched at all.
+    let punctuation = crate::ByteSet::from_bytes(t);
+    let idioms = [&b"net.webclient"[..], b").downloadstring(", b").downloadfile(", b"::frombase64string(", b"-encodedcommand ", b"invoke-expression", b"iex("];
+    for idiom in idioms.into_iter().filter(|_| punctuation.any(b".-:(")) {
         if contains(t, idiom) {
             let obf = marks.iter().any(|&m| m);
             report("command-injection:windows-powershell", true, obf, Opener::Sep);

@@ -4,7 +4,7 @@
 //! is seen by neither. This check undoes those layers itself (bounded passes) and reads the
 //! directive grammar: `<!--`, `#`, a directive name, and for level 1 its argument.
 
-use crate::{Check, Finding, Input};
+use crate::{Check, Finding, Input, Trigger};
 
 pub struct SsiCheck;
 
@@ -23,6 +23,11 @@ const DIRECTIVES: &[(&[u8], &[&[u8]])] = &[
 ];
 
 impl Check for SsiCheck {
+    fn trigger(&self) -> Trigger {
+        // An encoded `<` (raw directives are the rules' job).
+        Trigger::any_of(b"%&")
+    }
+
     fn detector(&self) -> &'static str {
         "ssi"
     }

@@ -17,7 +17,7 @@
 //! rest of a tag. Ordinary markup has none of these, so Wikipedia HTML stays clean. Findings
 //! in a long multi-line field (pasted page source in a chat message) are level 2.
 
-use crate::{xss_js, Check, Finding, Input};
+use crate::{xss_js, Check, Finding, Input, Trigger};
 
 pub struct XssHtml;
 
@@ -65,6 +65,11 @@ struct Tag {
 }
 
 impl Check for XssHtml {
+    fn trigger(&self) -> Trigger {
+        // A tag, an attribute break-out (needs `=`) or a `%` hiding one.
+        Trigger::any_of(b"<=%")
+    }
+
     fn detector(&self) -> &'static str {
         "xss"
     }

@@ -42,7 +42,7 @@ fn spend(n: usize) -> bool {
     FOLD_BUDGET.with(|b| b.set(left.saturating_sub(n)));
     n <= left
 }
-use crate::{Check, Finding, Input};
+use crate::{Check, Finding, Input, Trigger};
 
 pub struct XssJs;
 
@@ -114,6 +114,11 @@ const KEYWORDS: &[&str] = &[
 ];
 
 impl Check for XssJs {
+    fn trigger(&self) -> Trigger {
+        // A call, a template literal, an assignment (`=`) or a `%` hiding one (see `inspect`).
+        Trigger::any_of(b"(`%=")
+    }
+
     fn detector(&self) -> &'static str {
         "xss"
     }

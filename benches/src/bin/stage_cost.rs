@@ -145,8 +145,8 @@ fn main() {
         let (dbs, guarded) = stage.guard_summary();
         let bytes: String = (0..=255u8).filter(|&b| views.plain.bytes.contains(b) && b.is_ascii_punctuation()).map(char::from).collect();
         println!(
-            "  pattern databases: {dbs} ({guarded} guarded); scanned for this plain view: {} (its punctuation: {bytes})",
-            stage.databases_for(&views.plain.bytes)
+            "  pattern databases: {dbs} ({guarded} guarded); scanned for this plain view at level 1: {} (its punctuation: {bytes})",
+            stage.databases_for(&views.plain.bytes, 1)
         );
         println!("  score_patterns        {:>8.0} ns", ns(|| drop(black_box(engine.score_patterns(&input)))));
         println!("  parse                 {:>8.0} ns", ns(|| drop(black_box(parse_request(&input, FieldLimits::default())))));

@@ -64,6 +64,34 @@ pub fn partition(guards: &[Option<ByteSet>]) -> Vec<(Option<ByteSet>, Vec<usize>
     out
 }
 
+/// One database to build: the lowest sensitivity level its rules count at, its guard (None:
+/// scanned on every view of that level) and its rules' indices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DbPlan {
+    pub level: u8,
+    pub guard: Option<ByteSet>,
+    pub members: Vec<usize>,
+}
+
+/// Splits rules first by level, then each level's rules by guard (`partition`). A rule of a
+/// higher level than the one in force cannot count, so a request at level 1 must not pay to
+/// scan for it: a quarter of the rules (the `-in-text` twins, level 2) sit in databases that
+/// only a level-2 scan opens.
+pub fn plan(levels: &[u8], guards: &[Option<ByteSet>]) -> Vec<DbPlan> {
+    let mut distinct: Vec<u8> = levels.to_vec();
+    distinct.sort_unstable();
+    distinct.dedup();
+    let mut plans = Vec::new();
+    for level in distinct {
+        let members: Vec<usize> = (0..levels.len()).filter(|&i| levels[i] == level).collect();
+        let tier_guards: Vec<Option<ByteSet>> = members.iter().map(|&i| guards[i]).collect();
+        for (guard, local) in partition(&tier_guards) {
+            plans.push(DbPlan { level, guard, members: local.iter().map(|&k| members[k]).collect() });
+        }
+    }
+    plans
+}
+
 /// Databases beyond the always-scanned one. Each scan call has a fixed cost, so a handful.
 const MAX_GUARDED: usize = 5;
 
@@ -176,6 +204,20 @@ mod tests {
                 assert!(guards[m].unwrap().union(guard.as_ref().unwrap()) == guard.unwrap(), "group guard covers its rules");
             }
         }
+    }
+
+    #[test]
+    fn plan_keeps_levels_apart() {
+        use syntax::ByteSet;
+        let lt = Some(ByteSet::from_bytes(b"<"));
+        let plans = super::plan(&[1, 2, 1, 2], &[lt, lt, None, None]);
+        for plan in &plans {
+            assert!(plan.members.iter().all(|&m| [1, 2, 1, 2][m] == plan.level), "{plan:?}");
+        }
+        let mut seen: Vec<usize> = plans.iter().flat_map(|p| p.members.clone()).collect();
+        seen.sort();
+        assert_eq!(seen, vec![0, 1, 2, 3]);
+        assert_eq!(plans.len(), 4, "per level: one always-scanned and one `<` database");
     }
 
     #[test]

@@ -117,6 +117,8 @@ struct GuardedDb {
     db: BlockDatabase,
     /// None: scanned on every view.
     guard: Option<ByteSet>,
+    /// The level all its rules count at: below it the database is not scanned.
+    level: u8,
 }
 
 impl GuardedDb {
@@ -155,19 +157,20 @@ impl PatternStage {
         let patterns: Vec<(Pattern, bool)> = rules.iter().enumerate().map(|(i, r)| compile_pattern(i, r)).collect();
         let checks_span = patterns.iter().map(|(_, som)| *som).collect();
         let guards: Vec<Option<ByteSet>> = rules.iter().map(|r| guard::required_bytes(&r.pattern, r.case_sensitive)).collect();
-        let mut groups = guard::partition(&guards);
-        if groups.is_empty() {
+        let levels: Vec<u8> = rules.iter().map(|r| r.level).collect();
+        let mut plans = guard::plan(&levels, &guards);
+        if plans.is_empty() {
             // No rules: Hyperscan refuses an empty database, reported below like any error.
-            groups.push((None, Vec::new()));
+            plans.push(guard::DbPlan { level: 1, guard: None, members: Vec::new() });
         }
-        let mut dbs = Vec::with_capacity(groups.len());
-        for (guard, members) in groups {
-            let group: Vec<Pattern> = members.iter().map(|&i| patterns[i].0.clone()).collect();
+        let mut dbs = Vec::with_capacity(plans.len());
+        for plan in plans {
+            let group: Vec<Pattern> = plan.members.iter().map(|&i| patterns[i].0.clone()).collect();
             let db: BlockDatabase = match Patterns(group).build() {
                 Ok(db) => db,
                 Err(err) => return Err(find_bad_rule(&rules).unwrap_or(PatternError::Hyperscan(err.to_string()))),
             };
-            dbs.push(GuardedDb { db, guard });
+            dbs.push(GuardedDb { db, guard: plan.guard, level: plan.level });
         }
         let hs = alloc_scratch(&dbs).map_err(|e| PatternError::Hyperscan(e.to_string()))?;
         let scratch = ScanScratch { hs, selected: View::default() };
@@ -179,9 +182,9 @@ impl PatternStage {
         (self.dbs.len(), self.dbs.iter().filter(|d| d.guard.is_some()).count())
     }
 
-    /// How many databases a view holding `bytes` is scanned with.
-    pub fn databases_for(&self, bytes: &ByteSet) -> usize {
-        self.dbs.iter().filter(|d| d.wanted(bytes)).count()
+    /// How many databases a view holding `bytes` is scanned with at `sensitivity`.
+    pub fn databases_for(&self, bytes: &ByteSet, sensitivity: u8) -> usize {
+        self.dbs.iter().filter(|d| d.level <= sensitivity && d.wanted(bytes)).count()
     }
 
     pub fn rules(&self) -> &[Rule] {
@@ -198,14 +201,16 @@ impl PatternStage {
         self.rules.iter().filter(|r| r.detector == detector && r.role == RuleRole::Detect).count()
     }
 
-    /// Scans one view and records its matches. A guarded database sees only the fields that
-    /// hold one of its guard bytes (most benign fields hold none).
+    /// Scans one view and records its matches at `hits.sensitivity`: databases of a higher
+    /// level are skipped, and a guarded database sees only the fields that hold one of its
+    /// guard bytes (most benign fields hold none).
     pub fn scan(&self, view: &View, kind: ViewKind, hits: &mut Hits) {
         if view.is_empty() {
             return;
         }
         let Some(mut scratch) = self.take_scratch() else { return };
-        for guarded in &self.dbs {
+        let sensitivity = hits.sensitivity;
+        for guarded in self.dbs.iter().filter(|d| d.level <= sensitivity) {
             let target = match &guarded.guard {
                 None => view,
                 Some(guard) => match view.select(guard, &mut scratch.selected) {
