@@ -10,6 +10,7 @@
 
 mod base64;
 mod bytes;
+mod crlf;
 mod graphql;
 mod java;
 mod jndi;

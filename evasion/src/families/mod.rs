@@ -2,6 +2,7 @@
 
 use crate::Family;
 
+mod crlf;
 mod graphql;
 mod java;
 mod jndi;
@@ -25,6 +26,7 @@ static FAMILIES: &[&dyn Family] = &[
     &ssi::Ssi,
     &graphql::Graphql,
     &mail::Mail,
+    &crlf::Crlf,
     &scanner::Scanner,
     &protocol::Protocol,
     &php::PhpInjection,
