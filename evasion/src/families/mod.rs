@@ -7,6 +7,7 @@ mod graphql;
 mod java;
 mod jndi;
 mod mail;
+mod path_traversal;
 mod php;
 mod protocol;
 mod redirect;
@@ -33,6 +34,7 @@ static FAMILIES: &[&dyn Family] = &[
     &java::JavaInjection,
     &jndi::Jndi,
     &redirect::Redirect,
+    &path_traversal::PathTraversal,
     &sqli_header::SqliHeader,
 ];
 
