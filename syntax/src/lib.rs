@@ -23,6 +23,7 @@ mod redirect;
 mod registry;
 mod scanner;
 mod shell_deobf;
+mod shell_expand;
 pub mod shell_unix;
 pub mod shell_windows;
 mod ssi;
