@@ -256,7 +256,7 @@ fn fp_scan() {
 fn dump_variants_for_eval() {
     let out: std::path::PathBuf = std::env::var("RAMPART_GEN_OUT").unwrap_or_else(|_| "/tmp/families".into()).into();
     std::fs::create_dir_all(&out).unwrap();
-    for name in ["ssi", "scanner", "mail-injection", "graphql", "crlf", "jndi", "path-traversal"] {
+    for name in ["ssi", "scanner", "mail-injection", "graphql", "crlf", "jndi", "path-traversal", "sqli-bypass"] {
         let fam = evasion::family(name).unwrap();
         let mut lines = String::new();
         for v in evasion::sample(fam, 12, 1000) {

@@ -14,6 +14,7 @@ mod redirect;
 mod scanner;
 mod shell_unix;
 mod shell_windows;
+mod sqli_bypass;
 mod sqli_header;
 mod ssi;
 pub mod xss_html;
@@ -36,6 +37,7 @@ static FAMILIES: &[&dyn Family] = &[
     &redirect::Redirect,
     &path_traversal::PathTraversal,
     &sqli_header::SqliHeader,
+    &sqli_bypass::SqliBypass,
 ];
 
 pub fn families() -> &'static [&'static dyn Family] {
