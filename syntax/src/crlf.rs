@@ -215,7 +215,7 @@ fn line_kind(b: &[u8], at: usize, after_blank: bool) -> Option<Kind> {
 /// `Name: value` with a name a response or request header takes.
 fn header(rest: &[u8]) -> bool {
     let name_len = rest.iter().take(NAME_MAX + 1).take_while(|c| c.is_ascii_alphanumeric() || **c == b'-').count();
-    if name_len < 2 || name_len > NAME_MAX {
+    if !(2..=NAME_MAX).contains(&name_len) {
         return false;
     }
     let name = &rest[..name_len];

@@ -92,7 +92,8 @@ fn technique(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
 }
 
 fn rng_pick_word(rng: &mut Rng) -> &'static str {
-    *rng.pick(&["admin", "root", "administrator", "sa"])
+    const WORDS: &[&str] = &["admin", "root", "administrator", "sa"];
+    WORDS[rng.below(WORDS.len())]
 }
 
 /// The spaces of `text` in a bypass spelling.
