@@ -533,6 +533,18 @@ fn reference(s: &[u8], i: usize) -> Option<(char, usize)> {
         "rsqb" | "rbrack" => ']',
         "semi" => ';',
         "nbsp" => ' ',
+        "lcub" | "lbrace" => '{',
+        "rcub" | "rbrace" => '}',
+        "dollar" => '$',
+        "percnt" => '%',
+        "num" => '#',
+        "quest" => '?',
+        "ast" | "midast" => '*',
+        "lowbar" | "underbar" => '_',
+        "hyphen" | "dash" => '-',
+        "verbar" | "vert" => '|',
+        "commat" => '@',
+        "hat" => '^',
         _ => return None,
     };
     Some((ch, i + len + 1))

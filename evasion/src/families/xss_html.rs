@@ -151,6 +151,27 @@ fn name_case(rng: &mut Rng, name: &str, muts: &mut Vec<&'static str>) -> String 
 }
 
 fn attr_value_js(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
+    if rng.chance(0.12) {
+        // HTML5 named references for the punctuation: `alert&lpar;1&rpar;`.
+        muts.push("named-entities");
+        return js
+            .chars()
+            .map(|c| match c {
+                '(' => "&lpar;".to_string(),
+                ')' => "&rpar;".to_string(),
+                '.' => "&period;".to_string(),
+                '[' => "&lsqb;".to_string(),
+                ']' => "&rsqb;".to_string(),
+                ',' => "&comma;".to_string(),
+                '+' => "&plus;".to_string(),
+                '{' => "&lcub;".to_string(),
+                '}' => "&rcub;".to_string(),
+                '$' => "&dollar;".to_string(),
+                '`' => "&grave;".to_string(),
+                _ => c.to_string(),
+            })
+            .collect();
+    }
     if rng.chance(0.25) {
         muts.push("entities");
         html_entities(rng, js, 0.4)
