@@ -70,7 +70,8 @@ impl Check for CrlfCheck {
             // Raw breaks only: the application received a real CR/LF. Normal in a textarea or
             // a chat message, so only a compact value of a query, path, header or cookie (where
             // no client puts a line break) counts at level 1, a compact body value at level 2.
-            if !input.bytes.any(b"\r\n") {
+            // A raw break in a body value is at most level 2: skip the work below it.
+            if !input.bytes.any(b"\r\n") || !single_line_place(input.place) && input.sensitivity < 2 {
                 return None;
             }
             decode_layers(text, true).and_then(|d| scan(&d).map(|k| (k, d, false)))

@@ -47,8 +47,8 @@ struct Out {
     text: Vec<u8>,
     marks: Vec<bool>,
     pending: bool,
-    /// Variables the payload assigns itself (`a=c;b=at;$a$b`).
-    vars: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Variables the payload assigns itself (`a=c;b=at;$a$b`), read at the first `$name`.
+    vars: Option<Vec<(Vec<u8>, Vec<u8>)>>,
 }
 
 impl Out {
@@ -78,8 +78,7 @@ impl Out {
 /// One pass: quotes, backslashes, `$` expansions, brace lists, `$(echo ...)`; then globs and
 /// `echo ... | rev` / `| base64 -d` pipes over the result.
 pub fn deobfuscate(input: &[u8]) -> Deobf {
-    let vars = if input.contains(&b'=') && input.contains(&b'$') { crate::shell_expand::assignments(input) } else { Vec::new() };
-    let mut out = Out { text: Vec::with_capacity(input.len()), marks: Vec::with_capacity(input.len()), pending: false, vars };
+    let mut out = Out { text: Vec::with_capacity(input.len()), marks: Vec::with_capacity(input.len()), pending: false, vars: None };
     pass(input, &mut out);
     let Out { text, marks, .. } = out;
     let (text, marks) = resolve_globs(text, marks);
@@ -192,10 +191,13 @@ fn pass(input: &[u8], out: &mut Out) {
 /// `$(echo x)`; anything else is kept.
 fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
     let rest = &s[i + 1..];
-    if let Some((value, used)) = crate::shell_expand::lookup(rest, &out.vars) {
-        let value = value.to_vec();
-        out.push_marked(&value);
-        return i + 1 + used;
+    if rest.first().is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_' || c == b'{') {
+        let vars = out.vars.get_or_insert_with(|| if s.contains(&b'=') { crate::shell_expand::assignments(s) } else { Vec::new() });
+        if let Some((value, used)) = crate::shell_expand::lookup(rest, vars) {
+            let value = value.to_vec();
+            out.push_marked(&value);
+            return i + 1 + used;
+        }
     }
     // `$IFS` (also glued to upper-case text, `$IFSXYZ`, as scanners send it).
     if rest.starts_with(b"IFS") && !rest.get(3).is_some_and(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_') {
@@ -350,7 +352,7 @@ fn brace_list(s: &[u8], i: usize, out: &mut Out) -> usize {
                     out.push_marked(b" ");
                 }
                 // Each item is a shell word of its own (quotes, `$@`, backslashes inside).
-                let mut item = Out { text: Vec::new(), marks: Vec::new(), pending: false, vars: Vec::new() };
+                let mut item = Out { text: Vec::new(), marks: Vec::new(), pending: false, vars: None };
                 pass(part, &mut item);
                 out.push_marked(&item.text);
             }

@@ -69,7 +69,7 @@ fn is_word(b: u8) -> bool {
 /// Lower-cased, carets and in-word quotes / backticks removed, `%VAR%` and `%VAR:~a,b%`
 /// expanded; `marks` flags bytes an obfuscation step produced or followed.
 fn deobfuscate(s: &[u8]) -> (Vec<u8>, Vec<bool>) {
-    let vars = if s.len() > 6 && contains(&s.to_ascii_lowercase(), b"set ") { set_assignments(s) } else { Vec::new() };
+    let vars = if s.len() > 6 && s.contains(&b'%') && s.windows(4).any(|w| w.eq_ignore_ascii_case(b"set ")) { set_assignments(s) } else { Vec::new() };
     let mut out = Vec::with_capacity(s.len());
     let mut marks = Vec::with_capacity(s.len());
     let mut pending = false;

@@ -176,6 +176,14 @@ fn judge(text: &str, tagged: bool, breakout: bool, depth: usize) -> Option<(&'st
 /// The text with every simple tag (`<name>`, `</name>`, letters only) that interrupts another
 /// tag's name removed (`<scr<script>ipt>` → `<script>`); `None` when there is none. One pass.
 fn unnest_tags(s: &[u8]) -> Option<String> {
+    // Most markup has no tag name cut by `<`: find one before copying anything.
+    let interrupted = |i: usize| {
+        let name = s[i + 1..].iter().take(16).take_while(|c| c.is_ascii_alphabetic()).count();
+        name > 0 && s.get(i + 1 + name) == Some(&b'<')
+    };
+    if !(0..s.len()).any(|i| s[i] == b'<' && interrupted(i)) {
+        return None;
+    }
     let mut out = Vec::with_capacity(s.len());
     let mut changed = false;
     let mut i = 0;
