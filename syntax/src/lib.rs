@@ -10,6 +10,7 @@
 
 mod base64;
 mod bytes;
+mod crlf;
 mod graphql;
 mod java;
 mod jndi;
@@ -22,6 +23,7 @@ mod redirect;
 mod registry;
 mod scanner;
 mod shell_deobf;
+mod shell_expand;
 pub mod shell_unix;
 pub mod shell_windows;
 mod ssi;

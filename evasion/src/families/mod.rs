@@ -2,16 +2,19 @@
 
 use crate::Family;
 
+mod crlf;
 mod graphql;
 mod java;
 mod jndi;
 mod mail;
+mod path_traversal;
 mod php;
 mod protocol;
 mod redirect;
 mod scanner;
 mod shell_unix;
 mod shell_windows;
+mod sqli_bypass;
 mod sqli_header;
 mod ssi;
 pub mod xss_html;
@@ -25,13 +28,16 @@ static FAMILIES: &[&dyn Family] = &[
     &ssi::Ssi,
     &graphql::Graphql,
     &mail::Mail,
+    &crlf::Crlf,
     &scanner::Scanner,
     &protocol::Protocol,
     &php::PhpInjection,
     &java::JavaInjection,
     &jndi::Jndi,
     &redirect::Redirect,
+    &path_traversal::PathTraversal,
     &sqli_header::SqliHeader,
+    &sqli_bypass::SqliBypass,
 ];
 
 pub fn families() -> &'static [&'static dyn Family] {

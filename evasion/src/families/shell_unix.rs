@@ -170,8 +170,9 @@ impl Family for ShellUnix {
             names.push("abs-path");
         }
         // Word-level disguise.
+        let mut var_prefix = String::new();
         if rng.chance(0.55) {
-            match rng.below(7) {
+            match rng.below(11) {
                 0 => {
                     let q = one(rng, &["''", "\"\""]);
                     word = sprinkle(rng, &word, q);
@@ -213,9 +214,40 @@ impl Family for ShellUnix {
                     word = glob(rng, &full);
                     names.push("glob-command");
                 }
-                _ => {
+                6 => {
                     word = sprinkle(rng, &word, "\\\n");
                     names.push("line-continuation");
+                }
+                7 if !word.starts_with('/') => {
+                    // Bash ANSI-C quoting: `$'\x63\x61t'`, `$'\143at'`.
+                    let octal = rng.chance(0.4);
+                    let body: String = word
+                        .chars()
+                        .map(|ch| if rng.chance(0.7) { if octal { format!("\\{:03o}", ch as u32) } else { format!("\\x{:02x}", ch as u32) } } else { ch.to_string() })
+                        .collect();
+                    word = format!("$'{body}'");
+                    names.push("ansi-c");
+                }
+                8 if !word.starts_with('/') => {
+                    // `$(printf 'c\x61t')` as the command word.
+                    let body: String = word.chars().map(|ch| if rng.chance(0.5) { format!("\\x{:02x}", ch as u32) } else { ch.to_string() }).collect();
+                    word = format!("$(printf '{body}')");
+                    names.push("printf-subst");
+                }
+                9 if word.len() >= 2 && !word.starts_with('/') => {
+                    // Split into variables: `a=c;b=at;$a$b ...`.
+                    let k = rng.range(1, word.len());
+                    let (x, y) = (one(rng, &["a", "x", "_", "v1"]), one(rng, &["b", "y", "__", "v2"]));
+                    var_prefix = format!("{x}={};{y}={};", &word[..k], &word[k..]);
+                    word = if rng.chance(0.5) { format!("${x}${y}") } else { format!("${{{x}}}${{{y}}}") };
+                    names.push("var-concat");
+                }
+                _ => {
+                    // An unset variable inside the word: `c${u}at`, `w${xyz}hoami` (braced: a
+                    // bare `$u` before a letter would name a longer variable).
+                    let e = one(rng, &["${u}", "${xyz}", "${__}", "${Z}", "${_x1}"]);
+                    word = sprinkle(rng, &word, e);
+                    names.push("unset-var");
                 }
             }
         }
@@ -240,6 +272,12 @@ impl Family for ShellUnix {
                 }
             }
         }
+        // `cat</etc/passwd`: the file as standard input, no space needed.
+        if matches!(cmd.word.as_str(), "cat" | "head" | "tail" | "base64" | "nl" | "tac") && cmd.args.len() == 1 && cmd.args[0].starts_with('/') && rng.chance(0.2) {
+            let file = cmd.args.remove(0);
+            word = format!("{word}<{file}");
+            names.push("redirect-in");
+        }
         // Joining words: spaces, `$IFS`, or a brace list.
         let simple_args = cmd.args.iter().all(|a| !a.contains([' ', '\'', '"', '>', '&', '{', '}', ',']));
         let mut line = if !cmd.args.is_empty() && simple_args && rng.chance(0.12) {
@@ -259,6 +297,7 @@ impl Family for ShellUnix {
         } else {
             std::iter::once(word.clone()).chain(cmd.args.iter().cloned()).collect::<Vec<_>>().join(one(rng, &[" ", " ", "  ", "\t"]))
         };
+        line = format!("{var_prefix}{line}");
         if rng.chance(0.1) {
             let shell = one(rng, &["sh", "bash", "/bin/sh", "/bin/bash"]);
             line = format!("echo {} | base64 {} | {shell}", base64(&line), one(rng, &["-d", "--decode"]));

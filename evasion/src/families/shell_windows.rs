@@ -205,6 +205,17 @@ impl Family for ShellWindows {
                     line = sprinkle_first(rng, &line, "`");
                     names.push("ps-backtick");
                 }
+                _ if !line.starts_with("C:") && !line.starts_with('%') => {
+                    // `set a=who&&set b=ami&&call %a%%b%`: the command word from variables.
+                    let (first, rest) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+                    if first.len() >= 2 {
+                        let k = 1 + rng.below(first.len() - 1);
+                        let (x, y) = (one(rng, &["a", "x", "v", "_c"]), one(rng, &["b", "y", "w", "_d"]));
+                        let call = if rng.chance(0.5) { "call " } else { "" };
+                        line = format!("set {x}={}&&set {y}={}&&{call}%{x}%%{y}% {rest}", &first[..k], &first[k..]).trim_end().to_string();
+                        names.push("set-call");
+                    }
+                }
                 _ => {}
             }
         }

