@@ -19,7 +19,7 @@
 //! scan, the passes are bounded, and each break looks at one bounded line.
 
 use crate::mail::{decode_char_refs, is_compact, percent_decode};
-use crate::{Check, Finding, Input, Place};
+use crate::{Check, Finding, Input, Place, Trigger};
 
 pub struct CrlfCheck;
 
@@ -54,6 +54,11 @@ enum Kind {
 }
 
 impl Check for CrlfCheck {
+    fn trigger(&self) -> Trigger {
+        // A break: raw CR/LF, `%` or `&#`.
+        Trigger::any_of(b"%&\r\n")
+    }
+
     fn detector(&self) -> &'static str {
         "crlf"
     }

@@ -28,8 +28,8 @@ const PROTOCOLS: &[&str] = &["ldaps", "ldap", "rmi", "dns", "iiop", "corba", "nd
 
 impl Check for Jndi {
     fn trigger(&self) -> Trigger {
-        // A `${` lookup.
-        Trigger::any_of(b"$")
+        // A `${` lookup, or one percent-encoded (`%24%7B`).
+        Trigger::any_of(b"$%")
     }
 
     fn detector(&self) -> &'static str {
