@@ -363,6 +363,12 @@ pub struct AdapterOptions {
     /// Bytes of request body scored; the rest is ignored.
     #[arg(long = "body-limit", env = "WAF_BODY_LIMIT_BYTES", value_name = "WAF_BODY_LIMIT_BYTES", default_value = "1048576", value_parser = clap::value_parser!(u64).range(1..=(64 << 20)))]
     pub body_limit: u64,
+    /// Scoring failure (inference unreachable, timed out) in active mode: `open` passes
+    /// (spec 7: the auth adapter answers 200; ext_proc ends the stream with UNAVAILABLE and
+    /// Envoy's failure_mode_allow decides) or `closed` (the auth adapter 403, ext_proc an
+    /// immediate 503, both with the `scoring_unavailable` body).
+    #[arg(long = "on-scoring-error", env = "WAF_ON_SCORING_ERROR", value_name = "WAF_ON_SCORING_ERROR", value_enum, default_value = "open")]
+    pub on_scoring_error: FailMode,
     #[command(flatten)]
     pub policy: PolicyArgs,
 }
