@@ -5,8 +5,8 @@ use hyper::header::{HeaderName, HeaderValue};
 use hyper::HeaderMap;
 use serde::Serialize;
 
-use crate::config::WafMode;
 use crate::decision::{Action, Decision};
+use crate::gate::WafMode;
 use crate::scorer::{ScoreError, Verdict};
 
 /// Spec 2.9: the block body never carries the score or the reason.

@@ -20,8 +20,8 @@ pub use audit::{AuditLog, AuditTarget};
 pub use sse::SseBody;
 pub use time::rfc3339_utc;
 
-use crate::config::WafMode;
 use crate::decision::Decision;
+use crate::gate::WafMode;
 use crate::metrics::Metrics;
 use crate::scorer::{ScoreError, Verdict};
 use crate::waf_headers::error_code;

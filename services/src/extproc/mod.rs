@@ -18,8 +18,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 use crate::adapter_door::AdapterDoor;
-use crate::config::WafMode;
-use crate::gate::{Component, RequestSummary, Ruling};
+use crate::gate::{Component, RequestSummary, Ruling, WafMode};
 use crate::metrics::Metrics;
 use crate::scorer::{ScoreError, ScoreQuery};
 use exchange::{Exchange, RequestLine};

@@ -5,10 +5,12 @@
 //! the gate owns the verdict.
 //!
 //! Depends on the scorer, decision, events, stats and metrics only — no clap, no servers, no
-//! proxy: it is the future `gate` crate.
+//! proxy, no config: it is the future `gate` crate. Its settings ([`WafMode`], [`FailMode`],
+//! [`PartialPolicy`], [`KillResponse`]) are domain values; config.rs parses names into them.
 
 mod mode;
 mod ruling;
+mod settings;
 mod summary;
 
 use std::sync::Arc;
@@ -16,9 +18,9 @@ use std::time::{Duration, Instant};
 
 pub use mode::SharedMode;
 pub use ruling::Ruling;
+pub use settings::{FailMode, KillResponse, PartialPolicy, WafMode};
 pub use summary::{Component, RequestSummary};
 
-use crate::config::WafMode;
 use crate::decision::{decide, Action, Decision, Effect, Policy};
 use crate::events::{AuditLog, Event, EventHub, RequestFacts};
 use crate::metrics::Metrics;

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
-use crate::config::WafMode;
+use super::WafMode;
 
 /// A cheap handle on the process's mode; clones share the same value.
 #[derive(Clone, Debug)]

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::config::WafMode;
+use super::WafMode;
 use crate::decision::{Decision, Effect};
 use crate::scorer::{ScoreError, Verdict};
 use crate::waf_headers::{verdict_headers, BlockBody, BLOCK_BODY, UNAVAILABLE_BODY};

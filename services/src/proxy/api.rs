@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::client_ip::canonical;
 use super::admin::{require_json, AdminAsk};
 use super::{boxed, Proxy, ProxyBody};
-use crate::config::WafMode;
+use crate::gate::WafMode;
 use crate::dashboard;
 use crate::http::{json_response, read_body, ApiError};
 

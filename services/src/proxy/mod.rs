@@ -22,10 +22,9 @@ pub use crate::client_ip::IpNet;
 pub use admin::ADMIN_COOKIE;
 pub(crate) use body::buffer_prefix;
 
-use crate::config::{KillResponse, OversizeBody, ProxyOptions, WafMode};
-use crate::decision::Policy;
+use crate::config::{OversizeBody, ProxyOptions};
 use crate::events::AuditLog;
-use crate::gate::{Gate, GateParts, SharedMode};
+use crate::gate::{Gate, GateParts, KillResponse, SharedMode, WafMode};
 use crate::http::HttpResponse;
 use crate::metrics::Metrics;
 use crate::scorer::Scorer;
@@ -68,7 +67,7 @@ impl Proxy {
         let gate = Gate::new(GateParts {
             mode: SharedMode::new(options.mode.mode),
             threshold: parts.threshold,
-            policy: Policy::new(options.on_scoring_error, &options.policy),
+            policy: options.policy.policy(options.on_scoring_error),
             scorer: parts.scorer,
             metrics: parts.metrics,
             audit: parts.audit,

@@ -16,7 +16,6 @@ use tokio::task::JoinHandle;
 use crate::auth::AuthAdapter;
 use crate::extproc::{ExtprocService, Processor};
 use crate::adapter_door::AdapterDoor;
-use crate::decision::Policy;
 use crate::gate::{Gate, GateParts, SharedMode};
 use proto::ExternalProcessorServer;
 use crate::config::{AdapterOptions, AuthArgs, ExtprocArgs, InferenceArgs, ModeArgs, ProxyArgs, ProxyOptions, ScorerArgs};
@@ -164,7 +163,7 @@ impl DecisionSettings<'_> {
         Ok(Arc::new(Gate::new(GateParts {
             mode: SharedMode::new(self.mode.mode),
             threshold: self.scorer.engine.threshold,
-            policy: Policy::new(self.adapter.on_scoring_error, &self.adapter.policy),
+            policy: self.adapter.policy.policy(self.adapter.on_scoring_error),
             scorer: build_scorer(self.scorer)?,
             metrics,
             audit: open_audit(&self.adapter.audit_log)?,

@@ -14,7 +14,6 @@ use crate::auth::AuthAdapter;
 use crate::config::{AdapterOptions, IpNetList, UpArgs};
 use crate::extproc::ExtprocService;
 use crate::adapter_door::AdapterDoor;
-use crate::decision::Policy;
 use crate::gate::{Gate, GateParts, SharedMode};
 use crate::scorer::InProcessScorer;
 
@@ -60,7 +59,7 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
     let gate = Arc::new(Gate::new(GateParts {
         mode: SharedMode::new(args.proxy.mode.mode),
         threshold: args.inference.engine.threshold,
-        policy: Policy::new(args.proxy.on_scoring_error, &args.proxy.policy),
+        policy: args.proxy.policy.policy(args.proxy.on_scoring_error),
         scorer,
         metrics,
         audit: open_audit(&args.proxy.audit_log)?,
