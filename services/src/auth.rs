@@ -12,12 +12,12 @@ use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use net::ConnInfo;
 use serde_json::json;
 
-use crate::decision::Effect;
+use crate::adapter_door::AdapterDoor;
+use crate::gate::{Component, RequestSummary};
 use crate::http::{json_response, ApiError, HttpResponse};
-use crate::judge::{Judge, Subject};
 use crate::scored_request::HttpRequest;
 use crate::scorer::ScoreQuery;
-use crate::waf_headers::{block_body_json, stamp, unavailable_body_json, verdict_headers};
+use crate::waf_headers::stamp;
 
 /// Header pairs nginx (and other auth-subrequest front ends) use for the original request, in
 /// order of preference.
@@ -26,12 +26,12 @@ const URI_HEADERS: [&str; 3] = ["x-original-uri", "x-forwarded-uri", "x-original
 const CONTENT_TYPE_HEADERS: [&str; 2] = ["x-original-content-type", "content-type"];
 
 pub struct AuthAdapter {
-    judge: Judge,
+    door: AdapterDoor,
 }
 
 impl AuthAdapter {
-    pub fn new(judge: Judge) -> Self {
-        AuthAdapter { judge }
+    pub fn new(door: AdapterDoor) -> Self {
+        AuthAdapter { door }
     }
 
     pub async fn handle(&self, req: Request<Incoming>, conn: ConnInfo) -> HttpResponse {
@@ -61,11 +61,11 @@ impl AuthAdapter {
         let (path, query) = uri.split_once('?').unwrap_or((uri.as_str(), ""));
         // nginx forwards the client's own body here only when configured to; a prefix is
         // scored, the rest ignored (this answer does not carry the body anywhere).
-        let limit = self.judge.body_limit;
+        let limit = self.door.body_limit;
         // Over the process's body budget the adapter scores what fit and marks the verdict
         // partial: nginx only understands 200/403, so a refusal here would be unexplained.
         let mut over_budget = false;
-        let (body, body_truncated) = match crate::proxy::buffer_prefix(body, limit, &self.judge.budget).await {
+        let (body, body_truncated) = match crate::proxy::buffer_prefix(body, limit, &self.door.budget).await {
             Ok(buffered) => {
                 over_budget = buffered.budget_hit;
                 (buffered.prefix.slice(..buffered.prefix.len().min(limit)), buffered.oversize)
@@ -74,7 +74,7 @@ impl AuthAdapter {
             Err(_) => (Bytes::new(), false),
         };
         if over_budget {
-            self.judge.metrics.count_limit("body-budget");
+            self.door.gate.metrics().count_limit("body-budget");
         }
         let mut scored_headers: Vec<(&str, &[u8])> = parts
             .headers
@@ -99,18 +99,28 @@ impl AuthAdapter {
             score_query.partial.push("body-budget".into());
         }
 
-        // Spec 4.3 rule 1: unreachable inference service → 200 (fail-open), always.
-        let subject = Subject { method: &method, path, query, headers: &parts.headers, peer: conn.peer.ip() };
-        let (verdict, decision) = self.judge.judge(score_query, subject).await;
-
-        // nginx's auth_request knows 2xx, 401 and 403 only: a refusal (a model's verdict
-        // missing in active mode, WAF_ON_MODEL_MISSING=closed) is a 403 that says why.
-        let mut resp = match decision.effect {
-            Effect::Kill => forbidden(block_body_json()),
-            Effect::Refuse => forbidden(unavailable_body_json()),
-            Effect::Forward => empty(StatusCode::OK),
+        // Spec 4.3 rule 1: an unreachable inference service passes (200) by default;
+        // WAF_ON_SCORING_ERROR=closed refuses instead, decided by the gate like the proxy's.
+        let client = self.door.client(&parts.headers, conn.peer.ip());
+        let summary = RequestSummary {
+            component: Component::Auth,
+            method: &method,
+            path,
+            query,
+            client,
+            scored: score_query,
+            preset: None,
+            demo: None,
         };
-        stamp(resp.headers_mut(), &verdict_headers(&verdict, decision, self.judge.mode));
+        let ruling = self.door.gate.inspect(summary).await;
+
+        // nginx's auth_request knows 2xx, 401 and 403 only: a refusal (fail-closed) is a 403
+        // whose body says why.
+        let mut resp = match ruling.stop_body() {
+            Some(body) => forbidden(body.json()),
+            None => empty(StatusCode::OK),
+        };
+        stamp(resp.headers_mut(), &ruling.headers);
         Ok(resp)
     }
 }

@@ -4,7 +4,11 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::decision::Policy;
+pub use crate::gate::{FailMode, KillResponse, PartialPolicy, WafMode};
 
 #[derive(Debug, Parser)]
 #[command(name = "rampart", version, about = "Rampart web application firewall")]
@@ -30,19 +34,46 @@ pub enum Command {
     Eval(crate::eval::EvalArgs),
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum WafMode {
-    Shadow,
-    Active,
+/// A gate setting chosen by name on the command line: each value, its name and its help.
+/// The enums live in the gate (no clap there); this is how clap spells them.
+trait Choice: Copy + Send + Sync + 'static {
+    const CHOICES: &'static [(Self, &'static str, &'static str)];
 }
 
-impl WafMode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            WafMode::Shadow => "shadow",
-            WafMode::Active => "active",
-        }
-    }
+/// The clap parser of a [`Choice`]: help and errors list the names, as `value_enum` does.
+fn choice<T: Choice>() -> impl TypedValueParser<Value = T> {
+    let names = T::CHOICES.iter().map(|&(_, name, help)| match help {
+        "" => PossibleValue::new(name),
+        help => PossibleValue::new(name).help(help),
+    });
+    PossibleValuesParser::new(names).try_map(|name: String| {
+        T::CHOICES.iter().find(|(_, known, _)| *known == name).map(|&(value, _, _)| value).ok_or_else(|| format!("`{name}` is not a known value"))
+    })
+}
+
+impl Choice for WafMode {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[(WafMode::Shadow, "shadow", ""), (WafMode::Active, "active", "")];
+}
+
+impl Choice for KillResponse {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (KillResponse::Reset, "reset", "TCP reset (HTTP/2: RST_STREAM) before any response byte"),
+        (KillResponse::Forbidden, "forbidden", "403 with the block body and `X-Waf-Killed: true`"),
+    ];
+}
+
+impl Choice for FailMode {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (FailMode::Open, "open", "Forward the request unscored"),
+        (FailMode::Closed, "closed", "Refuse it: 503 `scoring_unavailable` (the auth adapter 403)"),
+    ];
+}
+
+impl Choice for PartialPolicy {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (PartialPolicy::Block, "block", "Treat it as over the threshold (active: killed; shadow: would have been)"),
+        (PartialPolicy::Pass, "pass", "Forward it, marked `X-Waf-Partial`"),
+    ];
 }
 
 fn parse_threshold(s: &str) -> Result<f32, String> {
@@ -192,7 +223,7 @@ fn parse_plain_http_url(s: &str) -> Result<hyper::Uri, String> {
 /// The operating mode at start-up (spec 1.4).
 #[derive(Clone, Debug, Args)]
 pub struct ModeArgs {
-    #[arg(long = "mode", env = "WAF_MODE", value_name = "WAF_MODE", value_enum, default_value = "shadow")]
+    #[arg(long = "mode", env = "WAF_MODE", value_name = "WAF_MODE", value_parser = choice::<WafMode>(), default_value = "shadow")]
     pub mode: WafMode,
 }
 
@@ -210,15 +241,6 @@ pub struct ScorerArgs {
     pub engine: EngineArgs,
 }
 
-/// What an active-mode kill looks like to the client.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum KillResponse {
-    /// TCP reset (HTTP/2: RST_STREAM) before any response byte.
-    Reset,
-    /// 403 with the block body and `X-Waf-Killed: true`.
-    Forbidden,
-}
-
 /// What to do with a request body larger than WAF_BODY_LIMIT_BYTES.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OversizeBody {
@@ -228,40 +250,29 @@ pub enum OversizeBody {
     Block,
 }
 
-/// What a scoring failure (inference down, timed out, model unavailable) does in active mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FailMode {
-    /// Forward the request unscored.
-    Open,
-    /// Answer 503 `scoring_unavailable`.
-    Closed,
-}
-
-/// What a partial verdict (some bytes not scored in full) does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum PartialPolicy {
-    /// Treat it as over the threshold (active: killed; shadow: would have been).
-    Block,
-    /// Forward it, marked `X-Waf-Partial`.
-    Pass,
-}
-
 /// How a verdict that is not whole is judged; shared by every front door.
 #[derive(Clone, Debug, Args)]
 pub struct PolicyArgs {
     /// A verdict without a model's opinion (model loading, overloaded, past the scoring
     /// deadline) in active mode: `closed` (503 `scoring_unavailable`; the auth adapter 403)
     /// or `open` (forward, `X-Waf-Error: scoring-incomplete`).
-    #[arg(long = "on-model-missing", env = "WAF_ON_MODEL_MISSING", value_name = "WAF_ON_MODEL_MISSING", value_enum, default_value = "closed")]
+    #[arg(long = "on-model-missing", env = "WAF_ON_MODEL_MISSING", value_name = "WAF_ON_MODEL_MISSING", value_parser = choice::<FailMode>(), default_value = "closed")]
     pub on_model_missing: FailMode,
     /// A partial verdict (a work bound was hit, `X-Waf-Partial` lists which): `block` or `pass`.
-    #[arg(long = "on-partial", env = "WAF_ON_PARTIAL", value_name = "WAF_ON_PARTIAL", value_enum, default_value = "block")]
+    #[arg(long = "on-partial", env = "WAF_ON_PARTIAL", value_name = "WAF_ON_PARTIAL", value_parser = choice::<PartialPolicy>(), default_value = "block")]
     pub on_partial: PartialPolicy,
+}
+
+impl PolicyArgs {
+    /// The gate's policy: these two settings plus the door's WAF_ON_SCORING_ERROR.
+    pub fn policy(&self, on_scoring_error: FailMode) -> Policy {
+        Policy { on_scoring_error, on_model_missing: self.on_model_missing, on_partial: self.on_partial }
+    }
 }
 
 /// A comma-separated list of IPs or CIDRs (one clap value, not many).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct IpNetList(pub Vec<crate::proxy::IpNet>);
+pub struct IpNetList(pub Vec<crate::client_ip::IpNet>);
 
 fn parse_ip_nets(s: &str) -> Result<IpNetList, String> {
     s.split(',').map(str::trim).filter(|p| !p.is_empty()).map(str::parse).collect::<Result<_, _>>().map(IpNetList)
@@ -290,7 +301,7 @@ pub struct ProxyOptions {
     #[command(flatten)]
     pub mode: ModeArgs,
     /// Active-mode kill: `reset` (TCP RST / RST_STREAM) or `forbidden` (403 block body).
-    #[arg(long = "kill-response", env = "WAF_KILL_RESPONSE", value_name = "WAF_KILL_RESPONSE", value_enum, default_value = "reset")]
+    #[arg(long = "kill-response", env = "WAF_KILL_RESPONSE", value_name = "WAF_KILL_RESPONSE", value_parser = choice::<KillResponse>(), default_value = "reset")]
     pub kill_response: KillResponse,
     /// Bytes of request body buffered and scored (docs/RATIONALE.md).
     #[arg(long = "body-limit", env = "WAF_BODY_LIMIT_BYTES", value_name = "WAF_BODY_LIMIT_BYTES", default_value = "1048576", value_parser = clap::value_parser!(u64).range(1..=(64 << 20)))]
@@ -303,7 +314,7 @@ pub struct ProxyOptions {
     #[arg(long = "oversize-body", env = "WAF_OVERSIZE_BODY", value_name = "WAF_OVERSIZE_BODY", value_enum, default_value = "score-prefix")]
     pub oversize_body: OversizeBody,
     /// Scoring failure in active mode: `open` (forward) or `closed` (503).
-    #[arg(long = "on-scoring-error", env = "WAF_ON_SCORING_ERROR", value_name = "WAF_ON_SCORING_ERROR", value_enum, default_value = "open")]
+    #[arg(long = "on-scoring-error", env = "WAF_ON_SCORING_ERROR", value_name = "WAF_ON_SCORING_ERROR", value_parser = choice::<FailMode>(), default_value = "open")]
     pub on_scoring_error: FailMode,
     #[command(flatten)]
     pub policy: PolicyArgs,
@@ -363,6 +374,12 @@ pub struct AdapterOptions {
     /// Bytes of request body scored; the rest is ignored.
     #[arg(long = "body-limit", env = "WAF_BODY_LIMIT_BYTES", value_name = "WAF_BODY_LIMIT_BYTES", default_value = "1048576", value_parser = clap::value_parser!(u64).range(1..=(64 << 20)))]
     pub body_limit: u64,
+    /// Scoring failure (inference unreachable, timed out) in active mode: `open` passes
+    /// (spec 7: the auth adapter answers 200; ext_proc ends the stream with UNAVAILABLE and
+    /// Envoy's failure_mode_allow decides) or `closed` (the auth adapter 403, ext_proc an
+    /// immediate 503, both with the `scoring_unavailable` body).
+    #[arg(long = "on-scoring-error", env = "WAF_ON_SCORING_ERROR", value_name = "WAF_ON_SCORING_ERROR", value_parser = choice::<FailMode>(), default_value = "open")]
+    pub on_scoring_error: FailMode,
     #[command(flatten)]
     pub policy: PolicyArgs,
 }

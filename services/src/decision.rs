@@ -2,7 +2,7 @@
 //! ext_proc) asks here, so fail-open versus fail-closed and shadow versus active mean the same
 //! thing everywhere; each front end only chooses how a kill looks on its protocol.
 
-use crate::config::{FailMode, PartialPolicy, PolicyArgs, WafMode};
+use crate::gate::{FailMode, PartialPolicy, WafMode};
 use crate::scorer::{ScoreError, Verdict};
 
 /// The action recorded for a request (spec 2.1 and the `waf_requests_total` label).
@@ -79,12 +79,6 @@ pub struct Policy {
     pub on_scoring_error: FailMode,
     pub on_model_missing: FailMode,
     pub on_partial: PartialPolicy,
-}
-
-impl Policy {
-    pub fn new(on_scoring_error: FailMode, args: &PolicyArgs) -> Self {
-        Policy { on_scoring_error, on_model_missing: args.on_model_missing, on_partial: args.on_partial }
-    }
 }
 
 impl Default for Policy {

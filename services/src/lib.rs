@@ -1,6 +1,7 @@
 //! Rampart's services: the inference service, the inline proxy, and (with their issue) the
 //! auth adapter and ext_proc service. `main.rs` wires them to the command line.
 
+pub mod adapter_door;
 pub mod auth;
 pub mod budget;
 pub mod client_ip;
@@ -10,6 +11,7 @@ pub mod decision;
 pub mod demo;
 pub mod events;
 pub mod extproc;
+pub mod gate;
 pub mod metrics;
 pub mod proxy;
 pub mod scored_request;
@@ -19,6 +21,5 @@ pub mod waf_headers;
 pub mod eval;
 pub mod http;
 pub mod inference;
-pub mod judge;
 pub mod limits;
 pub mod run;

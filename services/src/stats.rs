@@ -172,6 +172,7 @@ mod tests {
             mode: "shadow",
             action,
             latency_ms,
+            component: "proxy",
             detector: String::new(),
             query: String::new(),
             truncated: Vec::new(),

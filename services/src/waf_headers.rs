@@ -5,8 +5,8 @@ use hyper::header::{HeaderName, HeaderValue};
 use hyper::HeaderMap;
 use serde::Serialize;
 
-use crate::config::WafMode;
 use crate::decision::{Action, Decision};
+use crate::gate::WafMode;
 use crate::scorer::{ScoreError, Verdict};
 
 /// Spec 2.9: the block body never carries the score or the reason.
@@ -16,11 +16,17 @@ pub struct BlockBody {
     pub detail: &'static str,
 }
 
+impl BlockBody {
+    pub fn json(&self) -> Vec<u8> {
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
 pub const BLOCK_BODY: BlockBody =
     BlockBody { error: "forbidden", detail: "This request was blocked by the web application firewall." };
 
 pub fn block_body_json() -> Vec<u8> {
-    serde_json::to_vec(&BLOCK_BODY).unwrap_or_default()
+    BLOCK_BODY.json()
 }
 
 /// The refusal of a request that could not be inspected in full (fail-closed): the block
@@ -29,10 +35,6 @@ pub const UNAVAILABLE_BODY: BlockBody = BlockBody {
     error: "scoring_unavailable",
     detail: "the request could not be inspected in full and the firewall fails closed",
 };
-
-pub fn unavailable_body_json() -> Vec<u8> {
-    serde_json::to_vec(&UNAVAILABLE_BODY).unwrap_or_default()
-}
 
 /// Four decimals, as spec 4.1 shows scores in headers.
 pub fn format_score(score: f32) -> String {

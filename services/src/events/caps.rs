@@ -14,7 +14,7 @@ pub const SOURCE_IP: usize = 64;
 pub const PARTIAL: usize = 128;
 
 /// The largest serialised event line: the capped fields, the fixed ones (timestamp, score,
-/// mode, action, latency: under 200 bytes with their keys), the field names and the
+/// mode, action, latency, component: under 230 bytes with their keys), the field names and the
 /// `truncated` list (at most every capped field's name). Checked by a test below.
 pub const MAX_EVENT_BYTES: usize = 5 * 1024;
 

@@ -1,4 +1,4 @@
-//! Scored-request events (spec 2.1, 6): one per proxied request, kept in a ring buffer for
+//! Scored-request events (spec 2.1, 6): one per judged request (every front door), kept in a ring buffer for
 //! `/api/events/recent`, fanned out to `/api/events` subscribers, and written to the audit log.
 
 mod audit;
@@ -20,8 +20,8 @@ pub use audit::{AuditLog, AuditTarget};
 pub use sse::SseBody;
 pub use time::rfc3339_utc;
 
-use crate::config::WafMode;
 use crate::decision::Decision;
+use crate::gate::WafMode;
 use crate::metrics::Metrics;
 use crate::scorer::{ScoreError, Verdict};
 use crate::waf_headers::error_code;
@@ -51,6 +51,9 @@ pub struct Event {
     pub mode: &'static str,
     pub action: &'static str,
     pub latency_ms: f64,
+    /// The front door that judged it: `proxy`, `auth` or `extproc` (under `rampart up` all
+    /// three share one stream).
+    pub component: &'static str,
     pub detector: String,
     #[serde(skip_serializing_if = "String::is_empty")]
     pub query: String,
@@ -68,6 +71,7 @@ pub struct RequestFacts<'a> {
     pub path: &'a str,
     pub query: &'a str,
     pub source_ip: String,
+    pub component: &'static str,
 }
 
 impl Event {
@@ -97,6 +101,7 @@ impl Event {
             mode: mode.as_str(),
             action: decision.action.as_str(),
             latency_ms: (latency_ms * 1000.0).round() / 1000.0,
+            component: request.component,
             detector: caps::capped("detector", &detector, caps::DETECTOR, &mut truncated),
             query: caps::capped("query", request.query, caps::QUERY, &mut truncated),
             partial: caps::capped("partial", &partial, caps::PARTIAL, &mut truncated),
@@ -239,6 +244,7 @@ mod tests {
             mode: "shadow",
             action: "passed",
             latency_ms: 0.1,
+            component: "proxy",
             detector: String::new(),
             query: String::new(),
             partial: String::new(),
@@ -261,7 +267,7 @@ mod tests {
     #[test]
     fn a_maximal_event_stays_within_the_documented_line_size() {
         let huge = "\"\u{1}".repeat(100_000);
-        let request = RequestFacts { method: &huge, path: &huge, query: &huge, source_ip: huge.clone() };
+        let request = RequestFacts { method: &huge, path: &huge, query: &huge, source_ip: huge.clone(), component: "proxy" };
         let verdict = Ok(Verdict { score: 1.0, reason: huge.clone(), detector: huge.clone(), incomplete: None, partial: None });
         let decision = Decision { action: crate::decision::Action::Passed, effect: crate::decision::Effect::Forward, cause: None };
         let event = Event::new(request, &verdict, decision, WafMode::Shadow, 1e9);

@@ -11,31 +11,20 @@ use proto::{
     HttpStatus, ImmediateResponse, ProcessingRequest, ProcessingResponse, TrailersResponse,
 };
 
-use crate::decision::{Decision, Effect};
+use crate::decision::Effect;
+use crate::gate::Ruling;
 use crate::scored_request::HttpRequest;
-use crate::scorer::{ScoreError, ScoreQuery, Verdict};
-use crate::waf_headers::{block_body_json, unavailable_body_json, verdict_headers};
+use crate::scorer::{ScoreError, ScoreQuery};
 
 /// `HeaderValueOption.append_action`: replace an existing value or add one.
 const OVERWRITE_IF_EXISTS_OR_ADD: i32 = 2;
 
-/// What the exchange needs from its service: a verdict for a composed request.
+/// What the exchange needs from its service: a ruling on a composed request.
 pub trait Judge {
-    /// Scores `query` and decides; `Err` when scoring failed (the stream then ends with a gRPC
-    /// error and Envoy's failure_mode_allow decides).
-    fn judge(&self, query: ScoreQuery, request: &RequestLine) -> impl std::future::Future<Output = Result<Judged, ScoreError>> + Send;
-}
-
-/// A decided request: the verdict headers to add, or a block.
-pub struct Judged {
-    pub decision: Decision,
-    pub headers: Vec<(&'static str, String)>,
-}
-
-impl Judged {
-    pub fn new(verdict: &Result<Verdict, ScoreError>, decision: Decision, mode: crate::config::WafMode) -> Self {
-        Judged { decision, headers: verdict_headers(verdict, decision, mode) }
-    }
+    /// Scores `query` and decides; `Err` when scoring failed and the fail mode lets the
+    /// request go on (the stream then ends with a gRPC error and Envoy's failure_mode_allow
+    /// decides).
+    fn judge(&self, query: ScoreQuery, request: &RequestLine) -> impl std::future::Future<Output = Result<Ruling, ScoreError>> + Send;
 }
 
 /// The request as Envoy described it.
@@ -79,8 +68,8 @@ impl Exchange {
             Some(Phase::RequestHeaders(headers)) => {
                 self.read_headers(&headers);
                 if headers.end_of_stream {
-                    let judged = self.judge(judge).await?;
-                    headers_or_block(judged, self.forged_headers())
+                    let ruling = self.judge(judge).await?;
+                    headers_or_block(ruling, self.forged_headers())
                 } else {
                     self.awaiting_body = true;
                     Answer::RequestHeaders(HeadersResponse::default())
@@ -99,11 +88,11 @@ impl Exchange {
                 }
                 if body.end_of_stream && self.awaiting_body {
                     self.awaiting_body = false;
-                    let judged = self.judge(judge).await?;
+                    let ruling = self.judge(judge).await?;
                     // Header mutations ride on a body answer only while Envoy still holds the
                     // headers: a body that came whole (BUFFERED). Streamed chunks already let
                     // the headers go; a block still works then.
-                    body_or_block(judged, self.body_chunks == 1, self.forged_headers())
+                    body_or_block(ruling, self.body_chunks == 1, self.forged_headers())
                 } else {
                     Answer::RequestBody(BodyResponse::default())
                 }
@@ -111,11 +100,8 @@ impl Exchange {
             Some(Phase::RequestTrailers(_)) => {
                 if self.awaiting_body {
                     self.awaiting_body = false;
-                    match self.judge(judge).await?.decision.effect {
-                        Effect::Kill => block(),
-                        Effect::Refuse => refuse(),
-                        Effect::Forward => Answer::RequestTrailers(TrailersResponse::default()),
-                    }
+                    let ruling = self.judge(judge).await?;
+                    stop(&ruling).unwrap_or_else(|| Answer::RequestTrailers(TrailersResponse::default()))
                 } else {
                     Answer::RequestTrailers(TrailersResponse::default())
                 }
@@ -149,7 +135,7 @@ impl Exchange {
         self.request.headers.iter().filter(|(name, _)| name.starts_with("x-waf-")).map(|(name, _)| name.clone()).collect()
     }
 
-    async fn judge(&self, judge: &impl Judge) -> Result<Judged, ScoreError> {
+    async fn judge(&self, judge: &impl Judge) -> Result<Ruling, ScoreError> {
         let (path, query) = self.request.path.split_once('?').unwrap_or((self.request.path.as_str(), ""));
         let headers: Vec<(&str, &[u8])> = self.request.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
         let mut scored = ScoreQuery::from_http(HttpRequest {
@@ -170,8 +156,8 @@ impl Exchange {
 
 /// Adds the verdict headers and removes whatever X-Waf-* headers the client sent, so an
 /// attacker cannot pre-stamp a request as clean.
-fn mutation(judged: &Judged, forged: Vec<String>) -> Option<CommonResponse> {
-    let set_headers = judged
+fn mutation(ruling: &Ruling, forged: Vec<String>) -> Option<CommonResponse> {
+    let set_headers = ruling
         .headers
         .iter()
         .map(|(name, value)| HeaderValueOption {
@@ -180,40 +166,36 @@ fn mutation(judged: &Judged, forged: Vec<String>) -> Option<CommonResponse> {
             ..Default::default()
         })
         .collect();
-    let remove_headers = forged.into_iter().filter(|name| !judged.headers.iter().any(|(set, _)| set == name)).collect();
+    let remove_headers = forged.into_iter().filter(|name| !ruling.headers.iter().any(|(set, _)| set == name)).collect();
     Some(CommonResponse {
         header_mutation: Some(HeaderMutation { set_headers, remove_headers }),
         ..Default::default()
     })
 }
 
-fn headers_or_block(judged: Judged, forged: Vec<String>) -> Answer {
-    match judged.decision.effect {
-        Effect::Kill => return block(),
-        Effect::Refuse => return refuse(),
-        Effect::Forward => {}
+fn headers_or_block(ruling: Ruling, forged: Vec<String>) -> Answer {
+    if let Some(stop) = stop(&ruling) {
+        return stop;
     }
-    Answer::RequestHeaders(HeadersResponse { response: mutation(&judged, forged) })
+    Answer::RequestHeaders(HeadersResponse { response: mutation(&ruling, forged) })
 }
 
-fn body_or_block(judged: Judged, headers_held: bool, forged: Vec<String>) -> Answer {
-    match judged.decision.effect {
-        Effect::Kill => return block(),
-        Effect::Refuse => return refuse(),
-        Effect::Forward => {}
+fn body_or_block(ruling: Ruling, headers_held: bool, forged: Vec<String>) -> Answer {
+    if let Some(stop) = stop(&ruling) {
+        return stop;
     }
-    Answer::RequestBody(BodyResponse { response: headers_held.then(|| mutation(&judged, forged)).flatten() })
+    Answer::RequestBody(BodyResponse { response: headers_held.then(|| mutation(&ruling, forged)).flatten() })
 }
 
-/// Spec 4.5: block = immediate_response 403 with the block body (spec 2.9).
-fn block() -> Answer {
-    immediate(403, block_body_json(), "rampart_blocked")
-}
-
-/// A verdict that is not whole in active mode (WAF_ON_MODEL_MISSING=closed): an immediate 503
-/// rather than a gRPC error, which Envoy's failure_mode_allow would turn into a pass.
-fn refuse() -> Answer {
-    immediate(503, unavailable_body_json(), "rampart_scoring_unavailable")
+/// Spec 4.5: a kill is an immediate_response 403 with the block body (spec 2.9). A refusal
+/// (fail-closed) is an immediate 503 rather than a gRPC error, which Envoy's
+/// failure_mode_allow would turn into a pass. None when the request goes on.
+fn stop(ruling: &Ruling) -> Option<Answer> {
+    let body = ruling.stop_body()?.json();
+    Some(match ruling.effect() {
+        Effect::Refuse => immediate(503, body, "rampart_scoring_unavailable"),
+        _ => immediate(403, body, "rampart_blocked"),
+    })
 }
 
 fn immediate(code: u32, body: Vec<u8>, details: &str) -> Answer {

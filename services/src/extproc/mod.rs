@@ -1,7 +1,9 @@
 //! The ext_proc service (spec 4.4, 4.5): Envoy's external processing filter streams each
-//! request's phases here over gRPC; [`exchange::Exchange`] answers them. Mode is fixed at
-//! start-up (spec 3). A scoring failure ends the stream with a gRPC error so the filter's
-//! `failure_mode_allow` decides (deploy/envoy/envoy.yaml sets it: fail-open).
+//! request's phases here over gRPC; [`exchange::Exchange`] answers them and the gate judges.
+//! Standalone, the mode is fixed at start-up (spec 3); under `rampart up` it is the process's
+//! one mode. A scoring failure that the fail mode lets through ends the stream with a gRPC
+//! error so the filter's `failure_mode_allow` decides (deploy/envoy/envoy.yaml sets it:
+//! fail-open); WAF_ON_SCORING_ERROR=closed answers an immediate 503 instead.
 
 pub mod exchange;
 pub mod management;
@@ -15,30 +17,30 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
-use crate::config::WafMode;
-use crate::judge::{Judge, Subject};
+use crate::adapter_door::AdapterDoor;
+use crate::gate::{Component, RequestSummary, Ruling, WafMode};
 use crate::metrics::Metrics;
 use crate::scorer::{ScoreError, ScoreQuery};
-use exchange::{Exchange, Judged, RequestLine};
+use exchange::{Exchange, RequestLine};
 
 pub struct ExtprocService {
-    judge: Judge,
+    door: AdapterDoor,
 }
 
 /// Envoy sends one message per phase and waits for each answer: a few in flight at most.
 const STREAM_BUFFER: usize = 4;
 
 impl ExtprocService {
-    pub fn new(judge: Judge) -> Self {
-        ExtprocService { judge }
+    pub fn new(door: AdapterDoor) -> Self {
+        ExtprocService { door }
     }
 
     pub fn mode(&self) -> WafMode {
-        self.judge.mode
+        self.door.gate.mode()
     }
 
     pub fn metrics(&self) -> &Arc<Metrics> {
-        &self.judge.metrics
+        self.door.gate.metrics()
     }
 }
 
@@ -49,19 +51,24 @@ struct StreamJudge {
 }
 
 impl exchange::Judge for StreamJudge {
-    async fn judge(&self, query: ScoreQuery, request: &RequestLine) -> Result<Judged, ScoreError> {
+    async fn judge(&self, query: ScoreQuery, request: &RequestLine) -> Result<Ruling, ScoreError> {
         let (path, query_string) = request.path.split_once('?').unwrap_or((request.path.as_str(), ""));
         let headers: hyper::HeaderMap = request
             .headers
             .iter()
             .filter_map(|(n, v)| Some((hyper::header::HeaderName::from_bytes(n.as_bytes()).ok()?, v.parse().ok()?)))
             .collect();
-        let subject = Subject { method: &request.method, path, query: query_string, headers: &headers, peer: self.envoy };
-        let mode = self.service.judge.mode;
-        match self.service.judge.judge(query, subject).await {
-            (Err(err), _) => Err(err),
-            (Ok(v), decision) => Ok(Judged::new(&Ok(v), decision, mode)),
-        }
+        let summary = RequestSummary {
+            component: Component::Extproc,
+            method: &request.method,
+            path,
+            query: query_string,
+            client: self.service.door.client(&headers, self.envoy),
+            scored: query,
+            preset: None,
+            demo: None,
+        };
+        self.service.door.gate.inspect(summary).await.failed_open()
     }
 }
 
@@ -81,7 +88,7 @@ impl ExternalProcessor for Processor {
         let judge = StreamJudge { service: self.0.clone(), envoy };
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         tokio::spawn(async move {
-            let mut exchange = Exchange::new(judge.service.judge.body_limit).budgeted(&judge.service.judge.budget);
+            let mut exchange = Exchange::new(judge.service.door.body_limit).budgeted(&judge.service.door.budget);
             loop {
                 let message = match inbound.message().await {
                     Ok(Some(message)) => message,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::client_ip::canonical;
 use super::admin::{require_json, AdminAsk};
 use super::{boxed, Proxy, ProxyBody};
-use crate::config::WafMode;
+use crate::gate::WafMode;
 use crate::dashboard;
 use crate::http::{json_response, read_body, ApiError};
 
@@ -101,9 +101,9 @@ async fn stats(proxy: &Proxy) -> Response<ProxyBody> {
     }
     let body = Stats {
         mode: proxy.mode().as_str(),
-        threshold: proxy.threshold,
-        detectors: proxy.scorer.detectors().await,
-        figures: proxy.stats.snapshot(),
+        threshold: proxy.gate.threshold(),
+        detectors: proxy.gate.scorer().detectors().await,
+        figures: proxy.gate.stats().snapshot(),
     };
     boxed(json_response(StatusCode::OK, &body))
 }
@@ -123,16 +123,16 @@ fn health(proxy: &Proxy, admin: bool) -> Response<ProxyBody> {
         service: "proxy",
         status: "ok",
         mode: proxy.mode().as_str(),
-        threshold: proxy.threshold,
+        threshold: proxy.gate.threshold(),
         target: admin.then(|| proxy.upstream.origin()),
-        inference: admin.then(|| proxy.scorer.location()),
-        scorer: if proxy.scorer.ready() { "ok" } else { "loading" },
+        inference: admin.then(|| proxy.gate.scorer().location()),
+        scorer: if proxy.gate.scorer().ready() { "ok" } else { "loading" },
     };
     boxed(json_response(StatusCode::OK, &body))
 }
 
 fn metrics(proxy: &Proxy) -> Response<ProxyBody> {
-    boxed(crate::metrics::metrics_response(&proxy.metrics))
+    boxed(crate::metrics::metrics_response(proxy.gate.metrics()))
 }
 
 fn mode_response(proxy: &Proxy) -> Response<ProxyBody> {
@@ -156,14 +156,14 @@ async fn set_mode(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Resu
         "active" => WafMode::Active,
         other => return Err(ApiError::InvalidRequest(format!("mode `{other}` is not one of: shadow, active"))),
     };
-    let before = proxy.mode();
-    proxy.set_mode(mode);
+    // The one mode of the process: under `rampart up` the auth adapter and ext_proc follow.
+    let before = proxy.gate.set_mode(mode);
     tracing::warn!(from = before.as_str(), to = mode.as_str(), peer = %conn.peer, "mode changed");
     Ok(mode_response(proxy))
 }
 
 fn events_stream(proxy: &Proxy) -> Result<Response<ProxyBody>, ApiError> {
-    let Some(stream) = proxy.events.subscribe() else {
+    let Some(stream) = proxy.gate.events().subscribe() else {
         let most = crate::events::MAX_SUBSCRIBERS;
         return Err(ApiError::Unavailable(format!("{most} event streams are open already; use /api/events/recent or retry later")));
     };
@@ -178,7 +178,7 @@ fn events_stream(proxy: &Proxy) -> Result<Response<ProxyBody>, ApiError> {
 }
 
 fn recent(proxy: &Proxy) -> Response<ProxyBody> {
-    let mut resp = Response::new(Full::new(proxy.events.recent_json()));
+    let mut resp = Response::new(Full::new(proxy.gate.events().recent_json()));
     resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     boxed(resp)
 }

@@ -1,5 +1,6 @@
-//! The path of a proxied request: buffer the body prefix, score, decide, record the event,
-//! then forward (annotated), kill, or refuse.
+//! The proxy as a front door: buffer the body prefix, summarise the request for the gate
+//! (which scores, decides and records), then render its ruling: forward (annotated), kill
+//! (RST / RST_STREAM / 403) or refuse (503).
 
 use std::time::Instant;
 
@@ -15,33 +16,35 @@ use super::body::{buffer_prefix, ReplayBody};
 use crate::client_ip::{any_contains, canonical, source_ip};
 use super::forward::{strip_hop_by_hop, ClientFacts};
 use super::{boxed, Proxy, ProxyBody};
-use crate::config::{KillResponse, OversizeBody, WafMode};
+use crate::config::OversizeBody;
+use crate::gate::KillResponse;
 use crate::limits::OnBodyBudget;
-use crate::decision::{decide, Action, Decision, Effect};
-use crate::events::{Event, RequestFacts};
+use crate::decision::Effect;
+use crate::gate::{Component, RequestSummary, Ruling, Unscored};
 use crate::http::json_response;
-use crate::waf_headers::{format_score, stamp, verdict_headers, BLOCK_BODY, UNAVAILABLE_BODY};
+use crate::waf_headers::{format_score, stamp, BLOCK_BODY, UNAVAILABLE_BODY};
 use crate::metrics::Metrics;
 use crate::stats::Demo;
 use crate::scored_request::HttpRequest;
-use crate::scorer::{ScoreError, ScoreQuery, Verdict};
-
-/// What an event records besides the request and the verdict.
-struct RecordContext {
-    /// The mode the decision was taken in: the same value goes to X-Waf-Mode and the event
-    /// even if the mode is switched while the request is in flight.
-    mode: WafMode,
-    latency_ms: f64,
-    demo: Option<Demo>,
-}
+use crate::scorer::{ScoreQuery, Verdict};
 
 impl Proxy {
     pub(super) async fn inspect(&self, req: Request<Incoming>, conn: ConnInfo) -> Outcome<ProxyBody> {
         let started = Instant::now();
         let (mut parts, body) = req.into_parts();
-        let mode = self.mode();
         let demo = parts.headers.remove(Demo::HEADER).and_then(|v| Demo::from_header(v.as_bytes()));
         super::admin::strip_admin_cookie(&mut parts.headers);
+        let client = source_ip(&parts.headers, conn.peer.ip(), &self.client_ip).to_string();
+        let summary = |client: String| RequestSummary {
+            component: Component::Proxy,
+            method: parts.method.as_str(),
+            path: parts.uri.path(),
+            query: parts.uri.query().unwrap_or(""),
+            client,
+            scored: ScoreQuery::default(),
+            preset: None,
+            demo,
+        };
         let buffered = match tokio::time::timeout(self.body_read_timeout, buffer_prefix(body, self.body_limit, &self.budget)).await {
             Ok(Ok(b)) => b,
             failed => {
@@ -51,18 +54,15 @@ impl Proxy {
                     Err(_) => (StatusCode::REQUEST_TIMEOUT, "body_timeout", "client:body-timeout"),
                     _ => (StatusCode::BAD_REQUEST, "body_read_failed", "client:body-read-failed"),
                 };
-                let decision = Decision { action: Action::Error, effect: Effect::Refuse, cause: None };
-                let verdict = Ok(Verdict { score: 0.0, reason: why.into(), detector: String::new(), incomplete: None, partial: None });
-                self.record(&parts, conn, &verdict, decision, RecordContext { mode, latency_ms: 0.0, demo });
+                self.gate.refuse_unscored(summary(client), Unscored { reason: why, partial: None });
                 return Outcome::Respond(plain_error(status, code, "the request body could not be read"));
             }
         };
         if buffered.budget_hit {
-            self.metrics.count_limit("body-budget");
+            self.gate.metrics().count_limit("body-budget");
             if self.on_body_budget == OnBodyBudget::Refuse {
-                let decision = Decision { action: Action::Error, effect: Effect::Refuse, cause: None };
-                let verdict = Ok(Verdict { score: 0.0, reason: "limit:body-budget".into(), detector: String::new(), incomplete: None, partial: Some("body-budget".into()) });
-                self.record(&parts, conn, &verdict, decision, RecordContext { mode, latency_ms: 0.0, demo });
+                let why = Unscored { reason: "limit:body-budget", partial: Some("body-budget") };
+                self.gate.refuse_unscored(summary(client), why);
                 return Outcome::Respond(plain_error(
                     StatusCode::SERVICE_UNAVAILABLE,
                     "body_budget_exhausted",
@@ -72,7 +72,8 @@ impl Proxy {
         }
         let scored_body = &buffered.prefix[..buffered.prefix.len().min(self.body_limit)];
         let headers: Vec<(&str, &[u8])> = parts.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
-        let mut query = ScoreQuery::from_http(HttpRequest {
+        let mut request = summary(client);
+        request.scored = ScoreQuery::from_http(HttpRequest {
             method: parts.method.as_str(),
             path: parts.uri.path(),
             query: parts.uri.query().unwrap_or(""),
@@ -81,34 +82,23 @@ impl Proxy {
             body_truncated: buffered.oversize,
             body_limit: self.body_limit,
         });
-        // The model queue's fair share is per client: the address the events show.
-        query.client = Some(source_ip(&parts.headers, conn.peer.ip(), &self.client_ip).to_string());
         if buffered.budget_hit {
-            query.partial.push("body-budget".into());
+            request.scored.partial.push("body-budget".into());
         }
-        let scoring_started = Instant::now();
-        let verdict = if buffered.oversize && self.oversize_body == OversizeBody::Block {
-            Ok(Verdict {
+        if buffered.oversize && self.oversize_body == OversizeBody::Block {
+            request.preset = Some(Verdict {
                 score: 1.0,
                 reason: "body-limit:exceeded".into(),
                 detector: "body-limit".into(),
                 incomplete: None,
                 partial: None,
-            })
-        } else {
-            self.scorer.score(&query).await
-        };
-        let inference = scoring_started.elapsed();
-        let decision = decide(mode, self.threshold, &self.policy, &verdict);
-        if let Err(err) = &verdict {
-            tracing::warn!(error = %err, "scoring failed");
+            });
         }
-        Metrics::observe(&self.metrics.inference_seconds, inference);
-        let latency_ms = inference.as_secs_f64() * 1000.0;
-        self.record(&parts, conn, &verdict, decision, RecordContext { mode, latency_ms, demo });
+        let ruling = self.gate.inspect(request).await;
+        drop(headers);
 
-        let outcome = match decision.effect {
-            Effect::Kill => self.kill(&verdict),
+        let outcome = match ruling.effect() {
+            Effect::Kill => self.kill(&ruling),
             Effect::Refuse => {
                 Outcome::Respond(plain_error(StatusCode::SERVICE_UNAVAILABLE, UNAVAILABLE_BODY.error, UNAVAILABLE_BODY.detail))
             }
@@ -118,41 +108,21 @@ impl Proxy {
                 // Strip first, stamp last: hop-by-hop removal (which honours the client's
                 // Connection header) must run before the verdict is written.
                 self.upstream.prepare(&mut parts, ClientFacts { peer, peer_trusted });
-                stamp(&mut parts.headers, &verdict_headers(&verdict, decision, mode));
+                stamp(&mut parts.headers, &ruling.headers);
                 Outcome::Respond(self.forward(Request::from_parts(parts, buffered.body)).await)
             }
         };
-        Metrics::observe(&self.metrics.total_seconds, started.elapsed());
+        Metrics::observe(&self.gate.metrics().total_seconds, started.elapsed());
         outcome
     }
 
-    fn record(
-        &self,
-        parts: &hyper::http::request::Parts,
-        conn: ConnInfo,
-        verdict: &Result<Verdict, ScoreError>,
-        decision: Decision,
-        context: RecordContext,
-    ) {
-        self.metrics.count_decision(decision, verdict);
-        let request = RequestFacts {
-            method: parts.method.as_str(),
-            path: parts.uri.path(),
-            query: parts.uri.query().unwrap_or(""),
-            source_ip: source_ip(&parts.headers, conn.peer.ip(), &self.client_ip).to_string(),
-        };
-        let event = Event::new(request, verdict, decision, context.mode, context.latency_ms);
-        self.stats.record(&event, context.demo);
-        self.events.publish(&event);
-    }
-
-    fn kill(&self, verdict: &Result<Verdict, ScoreError>) -> Outcome<ProxyBody> {
+    fn kill(&self, ruling: &Ruling) -> Outcome<ProxyBody> {
         match self.kill_response {
             KillResponse::Reset => Outcome::Kill,
             KillResponse::Forbidden => {
                 let mut resp = json_response(StatusCode::FORBIDDEN, &BLOCK_BODY);
                 resp.headers_mut().insert("x-waf-killed", HeaderValue::from_static("true"));
-                if let Ok(v) = verdict {
+                if let Ok(v) = &ruling.verdict {
                     if let Ok(score) = HeaderValue::from_str(&format_score(v.score)) {
                         resp.headers_mut().insert("x-waf-score", score);
                     }
@@ -166,7 +136,7 @@ impl Proxy {
         let sent = Instant::now();
         match self.upstream.send(req).await {
             Ok(resp) => {
-                Metrics::observe(&self.metrics.upstream_seconds, sent.elapsed());
+                Metrics::observe(&self.gate.metrics().upstream_seconds, sent.elapsed());
                 let (mut parts, body) = resp.into_parts();
                 strip_hop_by_hop(&mut parts.headers);
                 // An HTTP/1.0 upstream must not downgrade the client's connection; hyper
@@ -175,7 +145,7 @@ impl Proxy {
                 Response::from_parts(parts, body.map_err(|e| Box::new(e) as super::BoxError).boxed_unsync())
             }
             Err(err) => {
-                self.metrics.count_upstream_error(err.kind());
+                self.gate.metrics().count_upstream_error(err.kind());
                 tracing::warn!(error = %err, "upstream failed");
                 let status = match err {
                     super::forward::UpstreamError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,

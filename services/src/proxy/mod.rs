@@ -8,7 +8,6 @@ mod body;
 mod forward;
 mod inspect;
 
-use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,13 +22,12 @@ pub use crate::client_ip::IpNet;
 pub use admin::ADMIN_COOKIE;
 pub(crate) use body::buffer_prefix;
 
-use crate::config::{KillResponse, OversizeBody, ProxyOptions, WafMode};
-use crate::decision::Policy;
-use crate::events::{AuditLog, EventHub};
+use crate::config::{OversizeBody, ProxyOptions};
+use crate::events::AuditLog;
+use crate::gate::{Gate, GateParts, KillResponse, SharedMode, WafMode};
 use crate::http::HttpResponse;
 use crate::metrics::Metrics;
 use crate::scorer::Scorer;
-use crate::stats::Stats;
 use admin::AdminPolicy;
 use forward::Upstream;
 
@@ -48,60 +46,58 @@ pub struct ProxyParts {
 }
 
 pub struct Proxy {
-    mode: AtomicU8,
-    threshold: f32,
+    /// Scores, decides, counts and records; holds the mode every door of the process shares.
+    gate: Arc<Gate>,
     kill_response: KillResponse,
     body_limit: usize,
     body_read_timeout: Duration,
     oversize_body: OversizeBody,
-    /// WAF_ON_SCORING_ERROR, WAF_ON_MODEL_MISSING, WAF_ON_PARTIAL.
-    policy: Policy,
     client_ip: crate::client_ip::ClientIpPolicy,
     /// Shared with every front door of the process: the buffered-body budget and what to do
     /// when it runs out.
     budget: Arc<crate::budget::BodyBudget>,
     on_body_budget: crate::limits::OnBodyBudget,
     admin: AdminPolicy,
-    scorer: Arc<dyn Scorer>,
     upstream: Upstream,
-    events: Arc<EventHub>,
-    metrics: Arc<Metrics>,
-    stats: Stats,
 }
 
 impl Proxy {
+    /// A proxy with its own gate built from `parts` and the proxy's policy settings.
     pub fn new(options: &ProxyOptions, parts: ProxyParts, limits: &crate::limits::ProcessLimits) -> Self {
-        let keepalive = Duration::from_secs(options.sse_keepalive_secs);
-        Proxy {
-            mode: AtomicU8::new(mode_code(options.mode.mode)),
+        let gate = Gate::new(GateParts {
+            mode: SharedMode::new(options.mode.mode),
             threshold: parts.threshold,
+            policy: options.policy.policy(options.on_scoring_error),
+            scorer: parts.scorer,
+            metrics: parts.metrics,
+            audit: parts.audit,
+            sse_keepalive: Duration::from_secs(options.sse_keepalive_secs),
+        });
+        Proxy::with_gate(options, &parts.target, Arc::new(gate), limits)
+    }
+
+    /// A proxy judging through `gate` (under `rampart up`, the gate of every door).
+    pub fn with_gate(options: &ProxyOptions, target: &Uri, gate: Arc<Gate>, limits: &crate::limits::ProcessLimits) -> Self {
+        Proxy {
+            gate,
             kill_response: options.kill_response,
             body_limit: options.body_limit as usize,
             body_read_timeout: Duration::from_millis(options.body_read_timeout_ms),
             oversize_body: options.oversize_body,
-            policy: Policy::new(options.on_scoring_error, &options.policy),
             budget: limits.budget.clone(),
             on_body_budget: limits.on_body_budget,
             client_ip: crate::client_ip::ClientIpPolicy { trusted: options.trusted_proxies.0.clone(), header: options.client_ip_header },
             admin: AdminPolicy::new(options.admin_allow.0.clone(), options.admin_token.clone(), options.admin_hosts.0.clone()),
-            scorer: parts.scorer,
-            upstream: Upstream::new(&parts.target, Duration::from_millis(options.upstream_timeout_ms)),
-            events: Arc::new(EventHub::new(parts.metrics.clone(), parts.audit, keepalive)),
-            metrics: parts.metrics,
-            stats: Stats::default(),
+            upstream: Upstream::new(target, Duration::from_millis(options.upstream_timeout_ms)),
         }
     }
 
     pub fn mode(&self) -> WafMode {
-        if self.mode.load(Ordering::Relaxed) == 1 {
-            WafMode::Active
-        } else {
-            WafMode::Shadow
-        }
+        self.gate.mode()
     }
 
-    pub fn set_mode(&self, mode: WafMode) {
-        self.mode.store(mode_code(mode), Ordering::Relaxed);
+    pub fn gate(&self) -> &Arc<Gate> {
+        &self.gate
     }
 
     /// The proxy speaks plain HTTP: a request came over TLS only when a trusted terminator in
@@ -116,13 +112,6 @@ impl Proxy {
             api::Routed::Answered(resp) => Outcome::Respond(resp),
             api::Routed::NotReserved(req) => self.inspect(req, conn).await,
         }
-    }
-}
-
-fn mode_code(mode: WafMode) -> u8 {
-    match mode {
-        WafMode::Shadow => 0,
-        WafMode::Active => 1,
     }
 }
 

@@ -15,9 +15,10 @@ use tokio::task::JoinHandle;
 
 use crate::auth::AuthAdapter;
 use crate::extproc::{ExtprocService, Processor};
-use crate::judge::{Judge, JudgeParts};
+use crate::adapter_door::AdapterDoor;
+use crate::gate::{Gate, GateParts, SharedMode};
 use proto::ExternalProcessorServer;
-use crate::config::{AuthArgs, ExtprocArgs, InferenceArgs, ProxyArgs, ProxyOptions, ScorerArgs};
+use crate::config::{AdapterOptions, AuthArgs, ExtprocArgs, InferenceArgs, ModeArgs, ProxyArgs, ProxyOptions, ScorerArgs};
 use crate::events::{AuditLog, AuditTarget};
 use crate::inference::InferenceService;
 use crate::limits::ProcessLimits;
@@ -150,19 +151,35 @@ pub struct AuthServer {
     pub metrics: Running,
 }
 
+/// What a standalone decision service (auth adapter, ext_proc) judges with: its own gate.
+struct DecisionSettings<'a> {
+    mode: &'a ModeArgs,
+    adapter: &'a AdapterOptions,
+    scorer: &'a ScorerArgs,
+}
+
+impl DecisionSettings<'_> {
+    fn gate(&self, metrics: Arc<Metrics>) -> Result<Arc<Gate>, StartError> {
+        Ok(Arc::new(Gate::new(GateParts {
+            mode: SharedMode::new(self.mode.mode),
+            threshold: self.scorer.engine.threshold,
+            policy: self.adapter.policy.policy(self.adapter.on_scoring_error),
+            scorer: build_scorer(self.scorer)?,
+            metrics,
+            audit: open_audit(&self.adapter.audit_log)?,
+            // No event stream is served standalone (spec 6.4); the hub only feeds the audit log.
+            sse_keepalive: Duration::from_secs(15),
+        })))
+    }
+}
+
 /// `rampart auth`.
 pub fn start_auth(args: &AuthArgs) -> Result<AuthServer, StartError> {
     let metrics = Arc::new(Metrics::new());
     let limits = args.limits.build(metrics.clone());
-    let parts = JudgeParts {
-        budget: limits.budget.clone(),
-        mode: args.mode.mode,
-        threshold: args.scorer.engine.threshold,
-        scorer: build_scorer(&args.scorer)?,
-        metrics: metrics.clone(),
-        audit: open_audit(&args.adapter.audit_log)?,
-    };
-    let running = spawn_auth(args.addr, limits.gate.clone(), Arc::new(AuthAdapter::new(Judge::new(&args.adapter, parts))))?;
+    let gate = DecisionSettings { mode: &args.mode, adapter: &args.adapter, scorer: &args.scorer }.gate(metrics.clone())?;
+    let door = AdapterDoor::new(&args.adapter, gate, limits.budget.clone());
+    let running = spawn_auth(args.addr, limits.gate.clone(), Arc::new(AuthAdapter::new(door)))?;
     let metrics = spawn_server(args.metrics_addr, limits.gate, move |req, _conn| {
         let metrics = metrics.clone();
         async move { management_response(&req, &metrics) }
@@ -180,15 +197,8 @@ pub struct ExtprocServer {
 pub fn start_extproc(args: &ExtprocArgs) -> Result<ExtprocServer, StartError> {
     let metrics = Arc::new(Metrics::new());
     let limits = args.limits.build(metrics.clone());
-    let parts = JudgeParts {
-        mode: args.mode.mode,
-        threshold: args.scorer.engine.threshold,
-        scorer: build_scorer(&args.scorer)?,
-        metrics,
-        audit: open_audit(&args.adapter.audit_log)?,
-        budget: limits.budget.clone(),
-    };
-    let service = Arc::new(ExtprocService::new(Judge::new(&args.adapter, parts)));
+    let gate = DecisionSettings { mode: &args.mode, adapter: &args.adapter, scorer: &args.scorer }.gate(metrics)?;
+    let service = Arc::new(ExtprocService::new(AdapterDoor::new(&args.adapter, gate, limits.budget.clone())));
     let grpc = spawn_grpc(args.addr, &limits, service.clone())?;
     let http = spawn_extproc_http(args.http_addr, limits.gate, service)?;
     Ok(ExtprocServer { grpc, http })
@@ -262,7 +272,10 @@ pub fn start_proxy_with(options: &ProxyOptions, parts: ProxyParts) -> Result<Pro
 
 /// The proxy admitting by `limits` (shared with other listeners under `up`).
 pub fn start_proxy_limited(options: &ProxyOptions, parts: ProxyParts, limits: ProcessLimits) -> Result<ProxyServer, StartError> {
-    let proxy = Arc::new(Proxy::new(options, parts, &limits));
+    serve_proxy(options, Arc::new(Proxy::new(options, parts, &limits)), limits)
+}
+
+fn serve_proxy(options: &ProxyOptions, proxy: Arc<Proxy>, limits: ProcessLimits) -> Result<ProxyServer, StartError> {
     let handler_proxy = proxy.clone();
     let running = spawn_server(options.addr, limits.gate.clone(), move |req, conn| handler_proxy.clone().handle(req, conn))?;
     Ok(ProxyServer { running, proxy, limits })

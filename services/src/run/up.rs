@@ -1,5 +1,7 @@
-//! `rampart up`: everything in one process, sharing one engine, one metrics registry and one
-//! audit writer — the inference service, the proxy (with the demo upstream when TARGET_URL is
+//! `rampart up`: everything in one process, sharing one engine and one gate — one mode (the
+//! proxy's `POST /api/mode` switches every door), one fail mode, one event stream (the
+//! dashboard and `/api/events` show every door's verdicts), one metrics registry and one audit
+//! writer — the inference service, the proxy (with the demo upstream when TARGET_URL is
 //! unset), the auth adapter and ext_proc. The auth adapter's and ext_proc's default 9090
 //! listeners would collide, so one management listener serves the combined /metrics, ext_proc's
 //! /_waf/health and /api/mode (the auth adapter's own health stays on its port).
@@ -11,7 +13,8 @@ use super::*;
 use crate::auth::AuthAdapter;
 use crate::config::{AdapterOptions, IpNetList, UpArgs};
 use crate::extproc::ExtprocService;
-use crate::judge::{Judge, JudgeParts};
+use crate::adapter_door::AdapterDoor;
+use crate::gate::{Gate, GateParts, SharedMode};
 use crate::scorer::InProcessScorer;
 
 /// The demo upstream on its own listener.
@@ -53,14 +56,17 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
         }
     };
     let scorer: Arc<dyn Scorer> = Arc::new(InProcessScorer::served_at(engine, format!("http://{}", inference.addr)));
-    let audit = open_audit(&args.proxy.audit_log)?;
-    let threshold = args.inference.engine.threshold;
-    let mode = args.proxy.mode.mode;
-    let proxy = start_proxy_limited(
-        &args.proxy,
-        ProxyParts { target, threshold, scorer: scorer.clone(), metrics: metrics.clone(), audit: audit.clone() },
-        limits.clone(),
-    )?;
+    let gate = Arc::new(Gate::new(GateParts {
+        mode: SharedMode::new(args.proxy.mode.mode),
+        threshold: args.inference.engine.threshold,
+        policy: args.proxy.policy.policy(args.proxy.on_scoring_error),
+        scorer,
+        metrics,
+        audit: open_audit(&args.proxy.audit_log)?,
+        sse_keepalive: std::time::Duration::from_secs(args.proxy.sse_keepalive_secs),
+    }));
+    let proxy = Arc::new(crate::proxy::Proxy::with_gate(&args.proxy, &target, gate.clone(), &limits));
+    let proxy = serve_proxy(&args.proxy, proxy, limits.clone())?;
     // nginx / Envoy usually run beside Rampart: loopback is trusted for their forwarded
     // headers, plus whatever the proxy trusts.
     let mut trusted = args.proxy.trusted_proxies.0.clone();
@@ -70,20 +76,12 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
         client_ip_header: args.proxy.client_ip_header,
         audit_log: args.proxy.audit_log.clone(),
         body_limit: args.proxy.body_limit,
+        on_scoring_error: args.proxy.on_scoring_error,
         policy: args.proxy.policy.clone(),
     };
-    let budget = limits.budget.clone();
-    let auth_parts = JudgeParts {
-        mode,
-        threshold,
-        scorer: scorer.clone(),
-        metrics: metrics.clone(),
-        audit: audit.clone(),
-        budget: budget.clone(),
-    };
-    let auth = spawn_auth(args.auth_addr, limits.gate.clone(), Arc::new(AuthAdapter::new(Judge::new(&adapter_options, auth_parts))))?;
-    let extproc_parts = JudgeParts { mode, threshold, scorer, metrics, audit, budget };
-    let service = Arc::new(ExtprocService::new(Judge::new(&adapter_options, extproc_parts)));
+    let door = || AdapterDoor::new(&adapter_options, gate.clone(), limits.budget.clone());
+    let auth = spawn_auth(args.auth_addr, limits.gate.clone(), Arc::new(AuthAdapter::new(door())))?;
+    let service = Arc::new(ExtprocService::new(door()));
     let extproc = spawn_grpc(args.extproc_addr, &limits, service.clone())?;
     let management = spawn_extproc_http(args.management_addr, limits.gate.clone(), service)?;
     Ok(Stack { inference, demo, proxy, auth, extproc, management })

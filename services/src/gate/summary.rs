@@ -1,0 +1,55 @@
+//! What a front door tells the gate about one request. Each door translates its protocol
+//! (an HTTP request, nginx's subrequest headers, Envoy's ext_proc phases) into this.
+
+use crate::events::RequestFacts;
+use crate::scorer::{ScoreQuery, Verdict};
+use crate::stats::Demo;
+
+/// Which front door a request came through; recorded in its event (`component`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Component {
+    Proxy,
+    Auth,
+    Extproc,
+}
+
+impl Component {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Component::Proxy => "proxy",
+            Component::Auth => "auth",
+            Component::Extproc => "extproc",
+        }
+    }
+}
+
+/// One request to judge: the line the event shows, the client, and what is scored.
+pub struct RequestSummary<'a> {
+    pub component: Component,
+    pub method: &'a str,
+    pub path: &'a str,
+    pub query: &'a str,
+    /// The client as the door resolved it (trusted forwarded headers, else the peer): the
+    /// event's source_ip and the model queue's fairness key.
+    pub client: String,
+    /// What the scorer reads (spec 4.2 rule 1 text, scored headers, the door's partial slugs).
+    pub scored: ScoreQuery,
+    /// A verdict the door already reached without scoring (the proxy's WAF_OVERSIZE_BODY=block):
+    /// decided, counted and recorded like a scored one.
+    pub preset: Option<Verdict>,
+    /// The dashboard's demo-panel mark (proxy only): feeds the false-positive tile.
+    pub demo: Option<Demo>,
+}
+
+impl RequestSummary<'_> {
+    /// The request as its event describes it.
+    pub fn facts(&self) -> RequestFacts<'_> {
+        RequestFacts {
+            method: self.method,
+            path: self.path,
+            query: self.query,
+            source_ip: self.client.clone(),
+            component: self.component.as_str(),
+        }
+    }
+}
