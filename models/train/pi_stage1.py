@@ -123,7 +123,7 @@ def training_texts(data_dir: str) -> dict[str, list[str]]:
     split = pi_split(data_dir)
     share = [r["text"] for r in load(data_dir, "sharegpt_user_messages")]
     return {
-        "pi_train": [t for t, _ in split.train],
+        "pi_train": [row[0] for row in split.train],  # (text, label[, weight])
         "pi_calib": [t for v in split.calib.values() for t in v],
         "sharegpt_train": [t for t in share if not sharegpt_held_out(t)],
     }
