@@ -7,18 +7,10 @@
 
 use syntax::{checks, ByteSet, Input, Place, Trigger};
 
+mod common;
+
 fn texts() -> Vec<String> {
-    let mut out = Vec::new();
-    for family in evasion::families() {
-        for v in evasion::sample(*family, 11, 60) {
-            let mut deep = String::new();
-            if scoring::normalize::decode_deep(&v.payload, &mut deep) {
-                out.push(deep);
-            }
-            out.push(v.payload);
-        }
-    }
-    out
+    common::attack_texts(11, 60)
 }
 
 const PLACES: [(Place, &str); 7] = [

@@ -10,18 +10,10 @@ use scoring::patterns::guard::required_bytes;
 use scoring::patterns::rules::load_rules;
 use syntax::ByteSet;
 
+mod common;
+
 fn texts() -> Vec<String> {
-    let mut out = Vec::new();
-    for family in evasion::families() {
-        for v in evasion::sample(*family, 7, 60) {
-            let mut deep = String::new();
-            if scoring::normalize::decode_deep(&v.payload, &mut deep) {
-                out.push(deep);
-            }
-            out.push(v.payload);
-        }
-    }
-    out
+    common::attack_texts(7, 60)
 }
 
 #[test]

@@ -42,3 +42,20 @@ pub fn patterns_only() -> &'static Engine {
     static ENGINE: OnceLock<Engine> = OnceLock::new();
     ENGINE.get_or_init(|| Engine::new(EngineConfig { models_dir: None, ..Default::default() }).expect("engine starts"))
 }
+
+/// Generated attacks of every evasion family, each as sent and, where decoding changes it,
+/// decoded as the engine's decoded view holds it: the texts the guard and trigger tests
+/// hold the stage's shortcuts to.
+pub fn attack_texts(seed: u64, per_family: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for family in evasion::families() {
+        for v in evasion::sample(*family, seed, per_family) {
+            let mut deep = String::new();
+            if scoring::normalize::decode_deep(&v.payload, &mut deep) {
+                out.push(deep);
+            }
+            out.push(v.payload);
+        }
+    }
+    out
+}
