@@ -23,8 +23,9 @@ What it does:
    The MLP (DIM -> 32 -> 1) learns `transformer score > 0.5` on the fit part.
 4. Calibration: `skip_below` is the highest stage-1 score such that >= 99.5% of calibration pieces
    the transformer flags score at least that much (the 0.5% quantile of their stage-1 scores),
-   divided by `--margin` (default 2: at 1, exactly the quantile, JailbreakBench lost 1.31 % of flagged texts; the 0.5% quantile of ~1k flagged
-   pieces is itself uncertain, and a larger margin buys recall with skip rate). Pieces below it never reach the transformer; their final score is stage 1's
+   divided by `--margin` (default 8. Against v2, margin 1 lost 1.31 % of JailbreakBench's flagged texts and 2 lost
+   0.33 %; against v3, 2 lost 3.01 % and 4 lost 0.97 %: the 0.5% quantile of ~1.3k flagged calibration pieces
+   does not transfer to an independent attack family, and a larger margin buys recall with skip rate). Pieces below it never reach the transformer; their final score is stage 1's
    (always < skip_below < 0.5).
 5. Writes models/prompt-injection/stage1/{model.onnx, featurizer.json, cascade.json, CARD.md} and
    prints the figures.
@@ -237,7 +238,7 @@ def main():
     ap.add_argument("--hidden", type=int, default=32)
     ap.add_argument("--epochs", type=int, default=8)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--margin", type=float, default=2.0, help="skip_below = 0.5%% quantile / margin (>= 1); 2 kept JailbreakBench recall loss at 0.33%% where 1 lost 1.31%%")
+    ap.add_argument("--margin", type=float, default=8.0, help="skip_below = 0.5%% quantile / margin (>= 1); against v3, 2 lost 3.01%% and 4 lost 0.97%% of JailbreakBench's flagged texts")
     ap.add_argument("--sharegpt-limit", type=int, default=0, help="use at most N ShareGPT train messages (0: all)")
     a = ap.parse_args()
     started = time.time()
