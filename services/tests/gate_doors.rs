@@ -144,7 +144,8 @@ fn extproc_with(inference: &str, extra: &[&str]) -> services::run::ExtprocServer
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_decision_services_fail_open_by_default_and_closed_when_configured() {
-    let dead = format!("http://{}", nginx::closed_addr());
+    let closed = nginx::closed_addr();
+    let dead = format!("http://{}", closed.addr);
     let app = upstream().await;
 
     // Auth adapter behind nginx. Default (spec 7 rule 1): the unscored request passes.

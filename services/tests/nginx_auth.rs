@@ -59,19 +59,21 @@ struct Stack {
     app: Upstream,
     nginx: Nginx,
     _auth: Option<AuthServer>,
+    _closed: Option<nginx::ClosedAddr>,
 }
 
 async fn stack(config: Config, mode: &str) -> Stack {
     let app = upstream().await;
     let auth = adapter(mode);
     let nginx = nginx::start(config, auth.running.addr, app.addr);
-    Stack { app, nginx, _auth: Some(auth) }
+    Stack { app, nginx, _auth: Some(auth), _closed: None }
 }
 
 async fn stack_without_adapter(config: Config) -> Stack {
     let app = upstream().await;
-    let nginx = nginx::start(config, nginx::closed_addr(), app.addr);
-    Stack { app, nginx, _auth: None }
+    let closed = nginx::closed_addr();
+    let nginx = nginx::start(config, closed.addr, app.addr);
+    Stack { app, nginx, _auth: None, _closed: Some(closed) }
 }
 
 fn form(method: Method, path: &str, body: &str) -> Request<Full<Bytes>> {
@@ -275,7 +277,8 @@ async fn an_unreachable_inference_service_passes_marked_by_the_adapter() {
     // Spec 7, fail-open rule 1: the adapter answers 200; nginx forwards its X-Waf-Error.
     for config in BOTH {
         let app = upstream().await;
-        let dead = format!("http://{}", nginx::closed_addr());
+        let closed = nginx::closed_addr();
+        let dead = format!("http://{}", closed.addr);
         let auth = start_auth(&auth_args("active", &dead)).expect("auth adapter starts");
         let nginx = nginx::start(config, auth.running.addr, app.addr);
         let reply = send(nginx.addr, get(SQLI)).await;

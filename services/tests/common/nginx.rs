@@ -85,9 +85,25 @@ pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-/// An address where nothing listens: for "the adapter is down".
-pub fn closed_addr() -> SocketAddr {
-    SocketAddr::from(([127, 0, 0, 1], free_port()))
+/// Whether `prefix/nginx.pid` names `pid`.
+fn holds_pid(prefix: &Path, pid: u32) -> bool {
+    std::fs::read_to_string(prefix.join("nginx.pid")).is_ok_and(|text| text.trim() == pid.to_string())
+}
+
+/// An address where nothing listens, and nothing can start listening while the value lives:
+/// the port is bound but never put into listening state, so connections to it are refused.
+/// (A port merely released could be taken by another test's server in the meantime.)
+pub struct ClosedAddr {
+    _bound: socket2::Socket,
+    pub addr: SocketAddr,
+}
+
+/// For "the adapter is down"; keep the value alive as long as the address is used.
+pub fn closed_addr() -> ClosedAddr {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.bind(&SocketAddr::from(([127, 0, 0, 1], 0)).into()).unwrap();
+    let addr = socket.local_addr().unwrap().as_socket().unwrap();
+    ClosedAddr { _bound: socket, addr }
 }
 
 /// Panics with a message saying what to install when nginx (or the Lua module the body
@@ -156,6 +172,7 @@ pub fn start(config: Config, auth: SocketAddr, upstream: SocketAddr) -> Nginx {
             String::from_utf8_lossy(&test.stdout),
             String::from_utf8_lossy(&test.stderr)
         );
+        let _ = std::fs::remove_file(prefix.join("nginx.pid"));
         let mut child = args(&["-g", "daemon off;"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -165,9 +182,10 @@ pub fn start(config: Config, auth: SocketAddr, upstream: SocketAddr) -> Nginx {
         let error_log = || std::fs::read_to_string(prefix.join("error.log")).unwrap_or_default();
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            // The pid file is written once nginx holds its listening socket; only then can a
-            // connection be told from one to some other process that took the port.
-            if prefix.join("nginx.pid").exists() && TcpStream::connect_timeout(&listen, Duration::from_millis(200)).is_ok() {
+            // nginx writes its pid once it holds its listening socket; only then can a
+            // connection be told from one to some other process that took the port. (`nginx -t`
+            // leaves an empty pid file behind, so the file must name this child.)
+            if holds_pid(&prefix, child.id()) && TcpStream::connect_timeout(&listen, Duration::from_millis(200)).is_ok() {
                 return Nginx { child, addr: listen, prefix, config };
             }
             if let Ok(Some(status)) = child.try_wait() {
