@@ -4,13 +4,27 @@ DATA ?= ../shared/datasets
 CARGO ?= cargo
 export ORT_DYLIB_PATH ?= $(CURDIR)/vendor/onnxruntime/lib/libonnxruntime.so.1.22.1
 
-.PHONY: bootstrap build run test eval evasion bench fuzz train memory
+.PHONY: bootstrap bootstrap-run build run install image test eval evasion bench fuzz train memory
 
+## What building and running needs (system packages need root: see README).
+bootstrap-run:
+	scripts/bootstrap run
+
+## Everything, including what only tests and benchmarks use (nginx, Envoy, Chromium, wrk, kustomize).
 bootstrap:
-	scripts/bootstrap
+	scripts/bootstrap test
 
-build: bootstrap
+build: bootstrap-run
 	$(CARGO) build --release -p rampart-services
+
+## The runtime tree (binary, models, ONNX Runtime) under PREFIX; runs from any directory.
+PREFIX ?= /usr/local
+install: build
+	scripts/install $(PREFIX)
+
+## The container image (buildah; see docs/DEPLOY.md). IMAGE_ARGS=--offline builds it without a registry.
+image: build
+	scripts/build-image $(IMAGE_ARGS)
 
 ## Run everything in one process: proxy on :8080 (demo upstream unless TARGET_URL is set), inference on 127.0.0.1:8081.
 run: build

@@ -24,6 +24,12 @@ pub enum EngineError {
     Patterns(#[from] PatternError),
     #[error("unknown detector `{0}`")]
     UnknownDetector(String),
+    /// Checked at start so that a misplaced install fails loudly instead of running with every
+    /// model "failed" (and, with the default fail-closed policy, refusing every text).
+    #[error("models folder `{}` not found: set RAMPART_MODELS_DIR (--models-dir) to the folder holding sqli/ and prompt-injection/, or RAMPART_NO_MODELS=true to run without models", .0.display())]
+    ModelsDirMissing(PathBuf),
+    #[error("ONNX Runtime library `{}` not found: set ORT_DYLIB_PATH (--ort-dylib) to libonnxruntime.so (scripts/bootstrap fetches it), or RAMPART_NO_MODELS=true to run without models", .0.display())]
+    OrtLibraryMissing(PathBuf),
 }
 
 #[derive(Clone, Debug)]
@@ -88,7 +94,17 @@ pub struct Engine {
 
 impl Engine {
     /// Compiles the rules at once; models load in the background (see [`Engine::model_status`]).
+    /// A models folder or ONNX Runtime library that does not exist is an error here; a model
+    /// that exists but fails to load is reported by `model_status` and decided by policy.
     pub fn new(config: EngineConfig) -> Result<Self, EngineError> {
+        if let Some(dir) = &config.models_dir {
+            if !dir.is_dir() {
+                return Err(EngineError::ModelsDirMissing(dir.clone()));
+            }
+            if !config.ort_dylib.is_file() {
+                return Err(EngineError::OrtLibraryMissing(config.ort_dylib.clone()));
+            }
+        }
         let patterns = PatternStage::new(config.rules_dir.as_deref())?;
         let models = ModelSet::start(config.models_dir.as_deref(), &config);
         Ok(Engine { patterns, models, config })

@@ -10,9 +10,11 @@ use scoring::detectors::SQLI;
 use scoring::models::ModelStatus;
 use scoring::{Engine, EngineConfig, ScoreInput};
 
-/// An engine whose models failed to load (their folder does not exist).
+/// An engine whose models failed to load (their folder holds none).
 fn engine_without_models() -> Engine {
-    let config = EngineConfig { models_dir: Some(PathBuf::from("/nonexistent/rampart-models")), ort_dylib: common::ort_dylib(), ..Default::default() };
+    let empty = std::env::temp_dir().join(format!("rampart-empty-models-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let config = EngineConfig { models_dir: Some(empty), ort_dylib: common::ort_dylib(), ..Default::default() };
     let engine = Engine::new(config).expect("engine starts");
     let deadline = Instant::now() + Duration::from_secs(30);
     while !matches!(engine.model_status()[0].1, ModelStatus::Failed(_)) {

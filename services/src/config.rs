@@ -15,6 +15,12 @@ pub use crate::gate::{FailMode, KillResponse, PartialPolicy, WafMode};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// After a stop signal (SIGTERM, Ctrl-C), how long the listeners keep serving while the
+    /// readiness endpoints already answer 503, in milliseconds: time for a load balancer or
+    /// Kubernetes to take the process out of rotation. Then new connections are refused and
+    /// in-flight requests finish. 0: stop accepting at once.
+    #[arg(long = "drain-ms", env = "WAF_DRAIN_MS", value_name = "WAF_DRAIN_MS", global = true, default_value = "0", value_parser = clap::value_parser!(u64).range(0..=600_000))]
+    pub drain_ms: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -32,6 +38,8 @@ pub enum Command {
     Extproc(ExtprocArgs),
     /// Runs the labelled data pool through the engine and prints TPR/FPR per detector.
     Eval(crate::eval::EvalArgs),
+    /// Probes a local health endpoint: exit 0 on a 2xx answer (the image's HEALTHCHECK).
+    Health(crate::health_probe::HealthArgs),
 }
 
 /// A gate setting chosen by name on the command line: each value, its name and its help.
@@ -117,13 +125,15 @@ pub struct EngineArgs {
     /// up catches more obfuscated or ambiguous attacks at more false positives (docs/rules.md).
     #[arg(long = "sensitivity", env = "WAF_SENSITIVITY", value_name = "WAF_SENSITIVITY", default_value = "1", value_parser = parse_sensitivity)]
     pub sensitivity: u8,
-    /// Folder with `sqli/` and `prompt-injection/` model folders.
+    /// Folder with `sqli/` and `prompt-injection/` model folders. A relative path is looked up
+    /// in the working directory, then in `../lib/rampart/` next to the executable.
     #[arg(long = "models-dir", env = "RAMPART_MODELS_DIR", value_name = "RAMPART_MODELS_DIR", default_value = "models")]
     pub models_dir: PathBuf,
     /// Run pattern detectors only (model detectors score 0).
     #[arg(long = "no-models", env = "RAMPART_NO_MODELS", value_name = "RAMPART_NO_MODELS")]
     pub no_models: bool,
-    /// ONNX Runtime shared library (installed by scripts/bootstrap).
+    /// ONNX Runtime shared library (installed by scripts/bootstrap); relative paths are looked
+    /// up like the models folder's.
     #[arg(long = "ort-dylib", env = "ORT_DYLIB_PATH", value_name = "ORT_DYLIB_PATH", default_value = "vendor/onnxruntime/lib/libonnxruntime.so.1.22.1")]
     pub ort_dylib: PathBuf,
     /// Folder of rule files replacing the built-in rules.
@@ -174,8 +184,8 @@ impl EngineArgs {
         let mut config = scoring::EngineConfig {
             threshold: self.threshold,
             rules_dir: self.rules_dir.clone(),
-            models_dir: (!self.no_models).then(|| self.models_dir.clone()),
-            ort_dylib: self.ort_dylib.clone(),
+            models_dir: (!self.no_models).then(|| crate::install_paths::locate(&self.models_dir)),
+            ort_dylib: crate::install_paths::locate(&self.ort_dylib),
             model_threads: self.model_threads as usize,
             max_model_fields: self.model_windows as usize,
             sensitivity: self.sensitivity,

@@ -67,9 +67,10 @@ impl InferenceService {
 
     async fn route(&self, req: Request<Incoming>) -> Result<HttpResponse, ApiError> {
         let path = req.uri().path().to_string();
-        if path == "/health" {
+        if path == "/health" || path == "/ready" {
             return match *req.method() {
-                Method::GET | Method::HEAD => Ok(self.health()),
+                Method::GET | Method::HEAD if path == "/health" => Ok(self.health()),
+                Method::GET | Method::HEAD => Ok(crate::lifecycle::readiness("inference", self.models_ready())),
                 _ => Err(method_not_allowed("GET", &path)),
             };
         }
@@ -110,6 +111,11 @@ impl InferenceService {
                 Err(err) => Err(ApiError::Unavailable(err.to_string())),
             },
         }
+    }
+
+    /// Every enabled model loaded (a disabled model is not waited for).
+    fn models_ready(&self) -> bool {
+        self.engine.model_status().iter().all(|(_, s)| matches!(s, ModelStatus::Ready | ModelStatus::Disabled))
     }
 
     fn health(&self) -> HttpResponse {

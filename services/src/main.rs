@@ -19,18 +19,18 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(cli.command))
+    runtime.block_on(run(cli.command, std::time::Duration::from_millis(cli.drain_ms)))
 }
 
-async fn run(command: Command) -> ExitCode {
+async fn run(command: Command, drain: std::time::Duration) -> ExitCode {
     match command {
-        Command::Inference(args) => serve("inference", start_inference(&args).map(|r| vec![r])).await,
+        Command::Inference(args) => serve("inference", start_inference(&args).map(|r| vec![r]), drain).await,
         Command::Proxy(args) => {
             let started = start_proxy(&args).map(|server| {
                 eprintln!("rampart proxy: listening on http://{} in {} mode", server.running.addr, server.proxy.mode().as_str());
                 vec![server.running]
             });
-            serve("proxy", started).await
+            serve("proxy", started, drain).await
         }
         Command::Up(args) => {
             let started = start_up(&args).map(|stack| {
@@ -53,9 +53,16 @@ async fn run(command: Command) -> ExitCode {
                 }
                 stack.into_servers()
             });
-            serve("up", started).await
+            serve("up", started, drain).await
         }
         Command::Eval(args) => services::eval::run(args).await,
+        Command::Health(args) => match services::health_probe::probe(&args) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(err) => {
+                eprintln!("rampart health: {err}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Auth(args) => {
             let started = start_auth(&args).map(|server| {
                 eprintln!(
@@ -69,7 +76,7 @@ async fn run(command: Command) -> ExitCode {
                 }
                 vec![server.running, server.metrics]
             });
-            serve("auth", started).await
+            serve("auth", started, drain).await
         }
         Command::Extproc(args) => {
             let started = start_extproc(&args).map(|server| {
@@ -84,13 +91,14 @@ async fn run(command: Command) -> ExitCode {
                 }
                 vec![server.grpc, server.http]
             });
-            serve("extproc", started).await
+            serve("extproc", started, drain).await
         }
     }
 }
 
-/// Runs until a signal (or until any server ends), then stops every server gracefully.
-async fn serve(what: &str, started: Result<Vec<Running>, StartError>) -> ExitCode {
+/// Runs until a signal (or until any server ends), then stops every server gracefully: on a
+/// signal, readiness turns 503 and the listeners keep serving for `drain` first.
+async fn serve(what: &str, started: Result<Vec<Running>, StartError>, drain: std::time::Duration) -> ExitCode {
     let mut servers = match started {
         Ok(servers) => servers,
         Err(err) => {
@@ -106,7 +114,11 @@ async fn serve(what: &str, started: Result<Vec<Running>, StartError>) -> ExitCod
         let _ = futures_select_all(waits).await;
     };
     tokio::select! {
-        _ = shutdown_signal() => tracing::info!("shutting down"),
+        _ = shutdown_signal() => {
+            services::lifecycle::begin_draining();
+            tracing::info!(drain_ms = drain.as_millis() as u64, "stop signal: readiness now 503; draining, then shutting down");
+            tokio::time::sleep(drain).await;
+        }
         _ = first_end => tracing::warn!("a server ended; stopping the others"),
     }
     for server in servers {

@@ -39,7 +39,7 @@ fn the_deploy_config_validates() {
 #[test]
 fn the_istio_filter_matches_the_envoy_config() {
     let envoy = std::fs::read_to_string(workspace_root().join("deploy/envoy/envoy.yaml")).unwrap();
-    let istio = std::fs::read_to_string(workspace_root().join("deploy/istio/envoyfilter.yaml")).unwrap();
+    let istio = std::fs::read_to_string(workspace_root().join("deploy/kubernetes/overlays/istio-extproc/envoyfilter.yaml")).unwrap();
     const KEYS: &[&str] = &[
         "failure_mode_allow:",
         "message_timeout:",
@@ -60,10 +60,10 @@ fn the_istio_filter_matches_the_envoy_config() {
     let from_envoy = settings(&envoy);
     let from_istio = settings(&istio);
     for line in &from_istio {
-        assert!(from_envoy.contains(line), "deploy/istio has `{line}`, deploy/envoy does not");
+        assert!(from_envoy.contains(line), "the EnvoyFilter has `{line}`, deploy/envoy does not");
     }
     for key in KEYS {
-        assert!(from_istio.iter().any(|l| l.starts_with(key)), "deploy/istio lacks `{key}`");
+        assert!(from_istio.iter().any(|l| l.starts_with(key)), "the EnvoyFilter lacks `{key}`");
     }
     assert!(from_istio.iter().any(|l| l == "failure_mode_allow: true") && from_istio.iter().any(|l| l == "request_body_mode: BUFFERED"));
     assert!(istio.contains("context: SIDECAR_INBOUND") && istio.contains("operation: INSERT_BEFORE"));

@@ -202,7 +202,7 @@ async fn concurrent_requests_are_all_answered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_models_health_stays_loading_and_patterns_still_answer() {
-    let args = common::inference_args(&["--models-dir", "/nonexistent/rampart-models"]);
+    let args = common::inference_args(&["--models-dir", &common::empty_models_dir()]);
     let running = services::run::start_inference(&args).expect("starts without models");
     let base = format!("http://{}", running.addr);
     // The loader fails fast on a missing folder; wait for it to say so.

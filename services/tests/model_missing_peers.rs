@@ -25,7 +25,7 @@ const PROSE: &str = "/ask?q=Could+you+please+tell+me+more+about+the+opening+hour
 
 /// An inference service whose models failed to load; returns once `/health` says so.
 async fn inference_without_models() -> (Running, String) {
-    let running = start_inference(&common::inference_args(&["--models-dir", "/nonexistent/rampart-models"])).expect("starts");
+    let running = start_inference(&common::inference_args(&["--models-dir", &common::empty_models_dir()])).expect("starts");
     let base = format!("http://{}", running.addr);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {

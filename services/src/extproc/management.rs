@@ -15,6 +15,7 @@ pub fn handle(service: &ExtprocService, req: &Request<Incoming>) -> HttpResponse
             Ok(json_response(StatusCode::OK, &json!({ "service": "extproc", "status": "ok", "mode": mode })))
         }
         ("/metrics", &Method::GET | &Method::HEAD) => Ok(crate::metrics::metrics_response(service.metrics())),
+        ("/_waf/ready", &Method::GET | &Method::HEAD) => Ok(crate::lifecycle::readiness("extproc", true)),
         ("/api/mode", &Method::GET | &Method::HEAD) => Ok(json_response(StatusCode::OK, &json!({ "mode": mode }))),
         ("/api/mode", _) => Err(ApiError::MethodNotAllowed {
             allow: "GET",

@@ -50,6 +50,7 @@ pub async fn route(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Rou
             Ok(health(proxy, admin))
         }),
         "/metrics" => only_get(&req, |_| Ok(metrics(proxy))),
+        "/_waf/ready" => only_get(&req, |_| Ok(boxed(crate::lifecycle::readiness("proxy", proxy.gate.scorer().ready())))),
         "/api/events" => only_get(&req, |req| {
             proxy.admin.check(&AdminAsk::of(canonical(conn.peer.ip()), req))?;
             events_stream(proxy)

@@ -1,5 +1,5 @@
 //! The inline reverse proxy (spec 4.1): every request is scored, then forwarded, annotated,
-//! or killed. Reserved paths (`/_waf/health`, `/metrics`, `/api/mode`, `/api/events*`) are
+//! or killed. Reserved paths (`/_waf/health`, `/_waf/ready`, `/metrics`, `/api/mode`, `/api/events*`) are
 //! answered here; everything else goes through [`inspect`] to the upstream.
 
 mod admin;

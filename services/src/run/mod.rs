@@ -260,6 +260,9 @@ fn management_response(req: &hyper::Request<hyper::body::Incoming>, metrics: &Me
     match req.uri().path() {
         "/metrics" => crate::metrics::metrics_response(metrics),
         "/_waf/health" => crate::http::json_response(hyper::StatusCode::OK, &serde_json::json!({ "status": "ok" })),
+        // The adapter answers even without models (WAF_ON_MODEL_MISSING decides), so only
+        // draining makes it unready.
+        "/_waf/ready" => crate::lifecycle::readiness("auth", true),
         path => crate::http::ApiError::NotFound(format!("no route for {path}; try /metrics")).into_response(),
     }
 }

@@ -22,6 +22,15 @@ pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// A models folder that exists but holds no model: the engine starts and every model fails
+/// to load (what `WAF_ON_MODEL_MISSING` is about). A folder that does not exist is a start-up
+/// error instead.
+pub fn empty_models_dir() -> String {
+    let dir = std::env::temp_dir().join(format!("rampart-empty-models-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.display().to_string()
+}
+
 /// Inference args as an operator would pass them, on a free port, with the repo's models.
 pub fn inference_args(extra: &[&str]) -> InferenceArgs {
     let root = workspace_root();
