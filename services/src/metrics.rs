@@ -11,7 +11,8 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use crate::decision::{Action, Decision};
-use crate::scorer::{ScoreError, Verdict};
+use crate::errors::SCORER_ERRORS;
+use crate::scorer::{ScoreError, Verdict, MISSING_MODEL_CODES};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ActionLabel {
@@ -27,6 +28,11 @@ pub struct KillLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabel {
     pub kind: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WhyLabel {
+    pub why: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -54,6 +60,11 @@ pub struct Metrics {
     /// Partial verdicts by the action taken on them (WAF_ON_PARTIAL).
     pub partial: Family<ActionLabel, Counter>,
     pub limit_refusals: Family<LimitLabel, Counter>,
+    /// Scorer failures by their X-Waf-Error value.
+    pub scoring_errors: Family<WhyLabel, Counter>,
+    /// Verdicts lacking a model's opinion, by why; `model-overloaded` and `model-deadline`
+    /// are the model queue shedding load.
+    pub model_missing: Family<WhyLabel, Counter>,
 }
 
 /// 50 µs to ~26 s: covers a pattern-only verdict and a stuck upstream alike.
@@ -114,7 +125,23 @@ impl Metrics {
             "Connections closed, requests refused or bodies cut short by a limit, by limit",
             limit_refusals.clone(),
         );
+        let scoring_errors = Family::<WhyLabel, Counter>::default();
+        for why in SCORER_ERRORS {
+            let _ = scoring_errors.get_or_create(&WhyLabel { why });
+        }
+        registry.register("waf_scoring_errors", "Requests the scorer gave no verdict for, by X-Waf-Error", scoring_errors.clone());
+        let model_missing = Family::<WhyLabel, Counter>::default();
+        for why in MISSING_MODEL_CODES {
+            let _ = model_missing.get_or_create(&WhyLabel { why });
+        }
+        registry.register(
+            "waf_model_missing",
+            "Verdicts without a model's opinion, by why (model-overloaded and model-deadline: shed by the model queue)",
+            model_missing.clone(),
+        );
         Metrics {
+            scoring_errors,
+            model_missing,
             partial,
             registry,
             limit_refusals,
@@ -153,6 +180,18 @@ impl Metrics {
     /// One refusal by a limit (a slug of [`LIMITS`]).
     pub fn count_limit(&self, limit: &'static str) {
         self.limit_refusals.get_or_create(&LimitLabel { limit }).inc();
+    }
+
+    /// One scorer failure, by its X-Waf-Error value (one of [`SCORER_ERRORS`]).
+    pub fn count_scoring_error(&self, why: &'static str) {
+        self.scoring_errors.get_or_create(&WhyLabel { why }).inc();
+    }
+
+    /// One verdict without a model; an unknown slug (a newer inference service's) counts as
+    /// `model-failed` so a peer cannot grow the label set.
+    pub fn count_model_missing(&self, why: &str) {
+        let why = MISSING_MODEL_CODES.iter().find(|&&known| known == why).copied().unwrap_or("model-failed");
+        self.model_missing.get_or_create(&WhyLabel { why }).inc();
     }
 
     pub fn count_upstream_error(&self, kind: &'static str) {
@@ -240,5 +279,20 @@ mod tests {
         assert!(text.contains("waf_kills_total{detector=\"sqli\",action=\"shadow_kill\"} 1"), "{text}");
         assert!(text.contains("# TYPE waf_inference_latency_seconds histogram"), "{text}");
         assert!(!text.contains("# EOF"));
+    }
+
+    #[test]
+    fn scoring_errors_and_missing_models_are_exported_from_the_start_and_bounded() {
+        let metrics = Metrics::new();
+        metrics.count_model_missing("model-overloaded");
+        metrics.count_model_missing("a-slug-from-a-newer-peer");
+        let text = metrics.render_text();
+        for why in SCORER_ERRORS {
+            assert!(text.contains(&format!("waf_scoring_errors_total{{why=\"{why}\"}} 0\n")), "{why}: {text}");
+        }
+        assert!(text.contains("waf_model_missing_total{why=\"model-overloaded\"} 1\n"), "{text}");
+        assert!(text.contains("waf_model_missing_total{why=\"model-failed\"} 1\n"), "{text}");
+        assert!(text.contains("waf_model_missing_total{why=\"model-deadline\"} 0\n"), "{text}");
+        assert!(!text.contains("a-slug-from-a-newer-peer"));
     }
 }

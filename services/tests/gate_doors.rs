@@ -14,7 +14,7 @@ use common::envoy::Envoy;
 use common::nginx::{self, Config};
 use common::proxy::{get, metrics_text, request, sample, send, set_mode, upstream, SQLI};
 use hyper::Method;
-use services::config::{Cli, Command};
+use services::cli::{Cli, Command};
 use services::run::{start_auth, start_extproc, start_up, Stack};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
