@@ -72,6 +72,20 @@ fn latency_buckets() -> impl Iterator<Item = f64> {
     exponential_buckets(0.00005, 2.0, 20)
 }
 
+/// A labelled counter registered with every known label set at 0, so dashboards see the series
+/// before the first occurrence.
+fn counters_from_start<L>(registry: &mut Registry, name: &str, help: &str, labels: impl IntoIterator<Item = L>) -> Family<L, Counter>
+where
+    L: Clone + std::fmt::Debug + std::hash::Hash + Eq + EncodeLabelSet + Send + Sync + 'static,
+{
+    let family = Family::<L, Counter>::default();
+    for label in labels {
+        let _ = family.get_or_create(&label);
+    }
+    registry.register(name, help, family.clone());
+    family
+}
+
 impl Default for Metrics {
     fn default() -> Self {
         Self::new()
@@ -81,11 +95,8 @@ impl Default for Metrics {
 impl Metrics {
     pub fn new() -> Self {
         let mut registry = Registry::default();
-        let requests = Family::<ActionLabel, Counter>::default();
-        for action in ACTIONS {
-            let _ = requests.get_or_create(&ActionLabel { action });
-        }
-        registry.register("waf_requests", "Total requests processed by action", requests.clone());
+        let requests = ACTIONS.map(|action| ActionLabel { action });
+        let requests = counters_from_start(&mut registry, "waf_requests", "Total requests processed by action", requests);
         let kills = Family::<KillLabels, Counter>::default();
         registry.register("waf_kills", "Requests over the threshold by winning detector and action", kills.clone());
         let inference_seconds = Histogram::new(latency_buckets());
@@ -116,28 +127,23 @@ impl Metrics {
         registry.register("waf_audit_dropped", "Audit lines dropped because the audit writer fell behind", audit_dropped.clone());
         let partial = Family::<ActionLabel, Counter>::default();
         registry.register("waf_partial", "Requests whose verdict was partial (a work bound was hit), by action", partial.clone());
-        let limit_refusals = Family::<LimitLabel, Counter>::default();
-        for limit in LIMITS {
-            let _ = limit_refusals.get_or_create(&LimitLabel { limit });
-        }
-        registry.register(
+        let limit_refusals = counters_from_start(
+            &mut registry,
             "waf_limit_refusals",
             "Connections closed, requests refused or bodies cut short by a limit, by limit",
-            limit_refusals.clone(),
+            LIMITS.map(|limit| LimitLabel { limit }),
         );
-        let scoring_errors = Family::<WhyLabel, Counter>::default();
-        for why in SCORER_ERRORS {
-            let _ = scoring_errors.get_or_create(&WhyLabel { why });
-        }
-        registry.register("waf_scoring_errors", "Requests the scorer gave no verdict for, by X-Waf-Error", scoring_errors.clone());
-        let model_missing = Family::<WhyLabel, Counter>::default();
-        for why in MISSING_MODEL_CODES {
-            let _ = model_missing.get_or_create(&WhyLabel { why });
-        }
-        registry.register(
+        let scoring_errors = counters_from_start(
+            &mut registry,
+            "waf_scoring_errors",
+            "Requests the scorer gave no verdict for, by X-Waf-Error",
+            SCORER_ERRORS.map(|why| WhyLabel { why }),
+        );
+        let model_missing = counters_from_start(
+            &mut registry,
             "waf_model_missing",
             "Verdicts without a model's opinion, by why (model-overloaded and model-deadline: shed by the model queue)",
-            model_missing.clone(),
+            MISSING_MODEL_CODES.map(|why| WhyLabel { why }),
         );
         Metrics {
             scoring_errors,
