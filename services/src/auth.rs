@@ -11,10 +11,13 @@ use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use net::ConnInfo;
 use serde_json::json;
+use tracing::Instrument;
 
 use crate::adapter_door::AdapterDoor;
 use crate::gate::{Component, RequestSummary};
 use crate::http::{json_response, ApiError, HttpResponse};
+use crate::observe::{Emit, LimitHit};
+use crate::request_id::{request_span, RequestId};
 use crate::scored_request::HttpRequest;
 use crate::scorer::ScoreQuery;
 use crate::waf_headers::stamp;
@@ -35,10 +38,16 @@ impl AuthAdapter {
     }
 
     pub async fn handle(&self, req: Request<Incoming>, conn: ConnInfo) -> HttpResponse {
+        let id = RequestId::next();
+        let span = request_span(&id, Component::Auth.as_str(), conn.peer);
+        self.route(req, conn, &id).instrument(span).await
+    }
+
+    async fn route(&self, req: Request<Incoming>, conn: ConnInfo, id: &RequestId) -> HttpResponse {
         let answer = match (req.uri().path(), req.method()) {
             // Preflight: answered at once, never scored, and no CORS headers (server-to-server).
             ("/_waf/check", &Method::OPTIONS) => Ok(empty(StatusCode::NO_CONTENT)),
-            ("/_waf/check", _) => self.check(req, conn).await,
+            ("/_waf/check", _) => self.check(req, conn, id).await,
             ("/_waf/health", &Method::GET | &Method::HEAD) => Ok(json_response(StatusCode::OK, &json!({ "status": "ok" }))),
             ("/_waf/health", _) => Err(ApiError::MethodNotAllowed { allow: "GET", detail: "/_waf/health accepts GET".into() }),
             (path, _) => Err(ApiError::NotFound(format!("no route for {path}; nginx should call /_waf/check"))),
@@ -46,7 +55,7 @@ impl AuthAdapter {
         answer.unwrap_or_else(ApiError::into_response)
     }
 
-    async fn check(&self, req: Request<Incoming>, conn: ConnInfo) -> Result<HttpResponse, ApiError> {
+    async fn check(&self, req: Request<Incoming>, conn: ConnInfo, id: &RequestId) -> Result<HttpResponse, ApiError> {
         let (parts, body) = req.into_parts();
         let method_source = first_header(&parts.headers, &METHOD_HEADERS);
         let uri_source = first_header(&parts.headers, &URI_HEADERS);
@@ -74,7 +83,7 @@ impl AuthAdapter {
             Err(_) => (Bytes::new(), false),
         };
         if over_budget {
-            self.door.gate.metrics().count_limit("body-budget");
+            LimitHit { limit: "body-budget" }.emit(self.door.gate.metrics());
         }
         let mut scored_headers: Vec<(&str, &[u8])> = parts
             .headers
@@ -103,6 +112,7 @@ impl AuthAdapter {
         // WAF_ON_SCORING_ERROR=closed refuses instead, decided by the gate like the proxy's.
         let client = self.door.client(&parts.headers, conn.peer.ip());
         let summary = RequestSummary {
+            request_id: id,
             component: Component::Auth,
             method: &method,
             path,

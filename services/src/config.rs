@@ -5,42 +5,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::Args;
 
-use crate::decision::Policy;
-pub use crate::gate::{FailMode, KillResponse, PartialPolicy, WafMode};
-
-#[derive(Debug, Parser)]
-#[command(name = "rampart", version, about = "Rampart web application firewall")]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-    /// After a stop signal (SIGTERM, Ctrl-C), how long the listeners keep serving while the
-    /// readiness endpoints already answer 503, in milliseconds: time for a load balancer or
-    /// Kubernetes to take the process out of rotation. Then new connections are refused and
-    /// in-flight requests finish. 0: stop accepting at once.
-    #[arg(long = "drain-ms", env = "WAF_DRAIN_MS", value_name = "WAF_DRAIN_MS", global = true, default_value = "0", value_parser = clap::value_parser!(u64).range(0..=600_000))]
-    pub drain_ms: u64,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Inference service: POST /score, /score/{detector}, /score/all (internal only).
-    Inference(InferenceArgs),
-    /// Everything in one process: the proxy (with a demo upstream when TARGET_URL is unset),
-    /// the dashboard, the inference service, the auth adapter and ext_proc.
-    Up(UpArgs),
-    /// Reverse proxy in front of TARGET_URL: scores every request, passes or kills it.
-    Proxy(ProxyArgs),
-    /// nginx auth_request adapter: /_waf/check answers 200 or 403 (docs/ADAPTERS.md).
-    Auth(AuthArgs),
-    /// Envoy ext_proc service: ExternalProcessor/Process over gRPC (docs/ADAPTERS.md).
-    Extproc(ExtprocArgs),
-    /// Runs the labelled data pool through the engine and prints TPR/FPR per detector.
-    Eval(crate::eval::EvalArgs),
-    /// Probes a local health endpoint: exit 0 on a 2xx answer (the image's HEALTHCHECK).
-    Health(crate::health_probe::HealthArgs),
-}
+use crate::decision::{FailMode, KillResponse, OversizeBody, PartialPolicy, Policy, WafMode};
 
 /// A gate setting chosen by name on the command line: each value, its name and its help.
 /// The enums live in the gate (no clap there); this is how clap spells them.
@@ -74,6 +41,13 @@ impl Choice for FailMode {
     const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
         (FailMode::Open, "open", "Forward the request unscored"),
         (FailMode::Closed, "closed", "Refuse it: 503 `scoring_unavailable` (the auth adapter 403)"),
+    ];
+}
+
+impl Choice for OversizeBody {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (OversizeBody::ScorePrefix, "score-prefix", "Score the first WAF_BODY_LIMIT_BYTES and stream the whole body on"),
+        (OversizeBody::Block, "block", "Treat the request as over the threshold (reason `body-limit:exceeded`)"),
     ];
 }
 
@@ -251,14 +225,6 @@ pub struct ScorerArgs {
     pub engine: EngineArgs,
 }
 
-/// What to do with a request body larger than WAF_BODY_LIMIT_BYTES.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OversizeBody {
-    /// Score the first WAF_BODY_LIMIT_BYTES and stream the whole body on.
-    ScorePrefix,
-    /// Treat the request as over the threshold (reason `body-limit:exceeded`).
-    Block,
-}
 
 /// How a verdict that is not whole is judged; shared by every front door.
 #[derive(Clone, Debug, Args)]
@@ -321,7 +287,7 @@ pub struct ProxyOptions {
     #[arg(long = "body-read-timeout-ms", env = "WAF_BODY_READ_TIMEOUT_MS", value_name = "WAF_BODY_READ_TIMEOUT_MS", default_value = "30000", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub body_read_timeout_ms: u64,
     /// Bodies over the limit: `score-prefix` (score the prefix, forward all) or `block`.
-    #[arg(long = "oversize-body", env = "WAF_OVERSIZE_BODY", value_name = "WAF_OVERSIZE_BODY", value_enum, default_value = "score-prefix")]
+    #[arg(long = "oversize-body", env = "WAF_OVERSIZE_BODY", value_name = "WAF_OVERSIZE_BODY", value_parser = choice::<OversizeBody>(), default_value = "score-prefix")]
     pub oversize_body: OversizeBody,
     /// Scoring failure in active mode: `open` (forward) or `closed` (503).
     #[arg(long = "on-scoring-error", env = "WAF_ON_SCORING_ERROR", value_name = "WAF_ON_SCORING_ERROR", value_parser = choice::<FailMode>(), default_value = "open")]
@@ -444,51 +410,4 @@ pub struct UpArgs {
     /// Listen address of the built-in demo upstream used when TARGET_URL is unset.
     #[arg(long = "demo-addr", env = "DEMO_ADDR", value_name = "DEMO_ADDR", default_value = "127.0.0.1:0")]
     pub demo_addr: SocketAddr,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::CommandFactory;
-
-    #[test]
-    fn cli_is_consistent() {
-        Cli::command().debug_assert();
-    }
-
-    #[test]
-    fn bad_threshold_names_the_setting() {
-        let err = Cli::try_parse_from(["rampart", "inference", "--threshold", "1.5"]).unwrap_err();
-        assert!(err.to_string().contains("WAF_THRESHOLD"), "{err}");
-        let err = Cli::try_parse_from(["rampart", "inference", "--inference-addr", "nope"]).unwrap_err();
-        assert!(err.to_string().contains("INFERENCE_ADDR"), "{err}");
-        let err = Cli::try_parse_from(["rampart", "auth", "--mode", "blocking"]).unwrap_err();
-        let msg = err.to_string();
-        assert!(msg.contains("WAF_MODE") && msg.contains("shadow") && msg.contains("active"), "{msg}");
-        let err = Cli::try_parse_from(["rampart", "proxy", "--target-url", "localhost:3000"]).unwrap_err();
-        assert!(err.to_string().contains("TARGET_URL"), "{err}");
-        let err = Cli::try_parse_from(["rampart", "proxy", "--trusted-proxies", "10.0.0.0/8,bogus"]).unwrap_err();
-        assert!(err.to_string().contains("WAF_TRUSTED_PROXIES") && err.to_string().contains("bogus"), "{err}");
-        let err = Cli::try_parse_from(["rampart", "proxy", "--kill-response", "drop"]).unwrap_err();
-        assert!(err.to_string().contains("WAF_KILL_RESPONSE"), "{err}");
-        let err = Cli::try_parse_from(["rampart", "proxy", "--max-connections", "0"]).unwrap_err();
-        assert!(err.to_string().contains("WAF_MAX_CONNECTIONS"), "{err}");
-        let err = Cli::try_parse_from(["rampart", "auth", "--on-body-budget", "drop"]).unwrap_err();
-        assert!(err.to_string().contains("WAF_ON_BODY_BUDGET") && err.to_string().contains("score-partial"), "{err}");
-        let err = Cli::try_parse_from(["rampart", "inference", "--sensitivity", "5"]).unwrap_err();
-        assert!(err.to_string().contains("WAF_SENSITIVITY"), "{err}");
-        let err = Cli::try_parse_from(["rampart", "extproc", "--max-header-bytes", "100"]).unwrap_err();
-        assert!(err.to_string().contains("WAF_MAX_HEADER_BYTES"), "{err}");
-    }
-
-    #[test]
-    fn every_command_parses_with_defaults() {
-        for argv in [&["rampart", "up"][..], &["rampart", "proxy", "--target-url", "http://127.0.0.1:3000/app"], &["rampart", "auth"], &["rampart", "extproc"]] {
-            let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
-            if let Command::Proxy(args) = cli.command {
-                assert_eq!(args.proxy.admin_allow.0.len(), 2);
-                assert!(args.proxy.trusted_proxies.0.is_empty());
-            }
-        }
-    }
 }

@@ -1,4 +1,5 @@
-//! JSON responses and the error → response mapping shared by every Rampart HTTP surface.
+//! JSON responses shared by every Rampart HTTP surface, errors rendered from their one
+//! mapping (errors::wire).
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -7,63 +8,32 @@ use hyper::header::{HeaderValue, ALLOW, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 use serde::Serialize;
 
+use crate::errors::ToWire;
+
 pub type HttpResponse = Response<Full<Bytes>>;
 
-/// Client-caused failures of an API call; each maps to one status and a stable code.
-#[derive(Debug, thiserror::Error)]
-pub enum ApiError {
-    #[error("{0}")]
-    NotFound(String),
-    #[error("{detail}")]
-    MethodNotAllowed { allow: &'static str, detail: String },
-    #[error("{0}")]
-    MalformedJson(String),
-    #[error("{0}")]
-    InvalidRequest(String),
-    #[error("request body is larger than {limit} bytes")]
-    TooLarge { limit: usize },
-    #[error("{0}")]
-    UnknownDetector(String),
-    #[error("{0}")]
-    Unavailable(String),
-    #[error("cannot read the request body: {0}")]
-    BodyRead(String),
-    #[error("{0}")]
-    Forbidden(String),
-    #[error("{0}")]
-    UnsupportedMediaType(String),
-}
+pub use crate::errors::ApiError;
 
 impl ApiError {
-    fn status_and_code(&self) -> (StatusCode, &'static str) {
-        match self {
-            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
-            ApiError::UnknownDetector(_) => (StatusCode::NOT_FOUND, "unknown_detector"),
-            ApiError::MethodNotAllowed { .. } => (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
-            ApiError::MalformedJson(_) => (StatusCode::BAD_REQUEST, "malformed_json"),
-            ApiError::InvalidRequest(_) => (StatusCode::BAD_REQUEST, "invalid_request"),
-            ApiError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
-            ApiError::BodyRead(_) => (StatusCode::BAD_REQUEST, "body_read_failed"),
-            ApiError::Unavailable(_) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
-            ApiError::Forbidden(_) => (StatusCode::FORBIDDEN, "admin_forbidden"),
-            ApiError::UnsupportedMediaType(_) => (StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type"),
-        }
-    }
-
     pub fn into_response(self) -> HttpResponse {
-        let (status, code) = self.status_and_code();
-        let mut resp = json_response(status, &ErrorBody { error: code, detail: self.to_string() });
-        if let ApiError::MethodNotAllowed { allow, .. } = self {
-            resp.headers_mut().insert(ALLOW, HeaderValue::from_static(allow));
-        }
-        resp
+        error_response(&self)
     }
+}
+
+/// Any edge error as `{error, detail}` with its status (the mapping is [`crate::errors::ToWire`]'s).
+pub fn error_response(err: &impl ToWire) -> HttpResponse {
+    let wire = err.wire();
+    let mut resp = json_response(wire.status, &ErrorBody { error: wire.code, detail: &wire.detail });
+    if let Some(allow) = wire.allow {
+        resp.headers_mut().insert(ALLOW, HeaderValue::from_static(allow));
+    }
+    resp
 }
 
 #[derive(Serialize)]
 struct ErrorBody<'a> {
     error: &'a str,
-    detail: String,
+    detail: &'a str,
 }
 
 pub fn json_response<T: Serialize>(status: StatusCode, value: &T) -> HttpResponse {
@@ -79,6 +49,6 @@ pub async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, ApiError> 
     match Limited::new(body, limit).collect().await {
         Ok(collected) => Ok(collected.to_bytes()),
         Err(err) if err.is::<http_body_util::LengthLimitError>() => Err(ApiError::TooLarge { limit }),
-        Err(err) => Err(ApiError::BodyRead(err.to_string())),
+        Err(err) => Err(ApiError::BodyRead(err)),
     }
 }

@@ -8,14 +8,10 @@ use hyper::{Method, Request, StatusCode};
 use serde::{Deserialize, Serialize};
 
 use crate::http::{json_response, read_body, ApiError, HttpResponse};
+use crate::scorer::{missing_model_code, CLIENT_HEADER, DEADLINE_HEADER, DEGRADED_HEADER};
 use scoring::detectors::{Backing, DETECTORS};
 use scoring::models::ModelStatus;
-use scoring::model::ModelError;
 use scoring::{Engine, ScoreContext, ScoreInput};
-
-/// Header added to a `/score/all` answer that lacks a model's opinion (still loading, queue
-/// full): the pattern verdict stands, and the caller may treat it as degraded.
-pub const DEGRADED_HEADER: &str = "x-rampart-degraded";
 
 pub struct InferenceService {
     engine: Arc<Engine>,
@@ -101,7 +97,7 @@ impl InferenceService {
                 let mut resp = json_response(StatusCode::OK, &result);
                 if let Some(err) = &result.model_error {
                     tracing::warn!(error = %err, "score/all answered without a model");
-                    let value = hyper::header::HeaderValue::from_static(degraded_code(err));
+                    let value = hyper::header::HeaderValue::from_static(missing_model_code(err));
                     resp.headers_mut().insert(DEGRADED_HEADER, value);
                 }
                 Ok(resp)
@@ -147,22 +143,13 @@ enum ScoreTarget {
     Detector(usize),
 }
 
-fn degraded_code(err: &ModelError) -> &'static str {
-    match err {
-        ModelError::Loading(_) => "model-loading",
-        ModelError::QueueFull(_) | ModelError::ClientQueueFull(_) => "model-overloaded",
-        ModelError::DeadlineExceeded(_) => "model-deadline",
-        _ => "model-failed",
-    }
-}
-
 /// Who the caller scores for and how long it waits (X-Rampart-Client, X-Rampart-Deadline-Ms,
 /// both optional). The deadline starts when the call arrives; the engine's own deadline
 /// still caps it.
 fn score_context(headers: &hyper::HeaderMap) -> ScoreContext {
     let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty());
-    let client = text(crate::scorer::CLIENT_HEADER).map(|c| c.chars().take(64).collect());
-    let deadline = text(crate::scorer::DEADLINE_HEADER)
+    let client = text(CLIENT_HEADER).map(|c| c.chars().take(64).collect());
+    let deadline = text(DEADLINE_HEADER)
         .and_then(|ms| ms.parse::<u64>().ok())
         .map(|ms| std::time::Instant::now() + std::time::Duration::from_millis(ms));
     ScoreContext::new(client, deadline)

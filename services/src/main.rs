@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use services::config::{Cli, Command};
+use services::cli::{Cli, Command};
 use services::run::{start_auth, start_extproc, start_inference, start_proxy, start_up, Running, StartError};
 
 fn main() -> ExitCode {

@@ -11,7 +11,8 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use crate::decision::{Action, Decision};
-use crate::scorer::{ScoreError, Verdict};
+use crate::errors::SCORER_ERRORS;
+use crate::scorer::{ScoreError, Verdict, MISSING_MODEL_CODES};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ActionLabel {
@@ -27,6 +28,11 @@ pub struct KillLabels {
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct KindLabel {
     pub kind: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct WhyLabel {
+    pub why: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -54,11 +60,30 @@ pub struct Metrics {
     /// Partial verdicts by the action taken on them (WAF_ON_PARTIAL).
     pub partial: Family<ActionLabel, Counter>,
     pub limit_refusals: Family<LimitLabel, Counter>,
+    /// Scorer failures by their X-Waf-Error value.
+    pub scoring_errors: Family<WhyLabel, Counter>,
+    /// Verdicts lacking a model's opinion, by why; `model-overloaded` and `model-deadline`
+    /// are the model queue shedding load.
+    pub model_missing: Family<WhyLabel, Counter>,
 }
 
 /// 50 µs to ~26 s: covers a pattern-only verdict and a stuck upstream alike.
 fn latency_buckets() -> impl Iterator<Item = f64> {
     exponential_buckets(0.00005, 2.0, 20)
+}
+
+/// A labelled counter registered with every known label set at 0, so dashboards see the series
+/// before the first occurrence.
+fn counters_from_start<L>(registry: &mut Registry, name: &str, help: &str, labels: impl IntoIterator<Item = L>) -> Family<L, Counter>
+where
+    L: Clone + std::fmt::Debug + std::hash::Hash + Eq + EncodeLabelSet + Send + Sync + 'static,
+{
+    let family = Family::<L, Counter>::default();
+    for label in labels {
+        let _ = family.get_or_create(&label);
+    }
+    registry.register(name, help, family.clone());
+    family
 }
 
 impl Default for Metrics {
@@ -70,11 +95,8 @@ impl Default for Metrics {
 impl Metrics {
     pub fn new() -> Self {
         let mut registry = Registry::default();
-        let requests = Family::<ActionLabel, Counter>::default();
-        for action in ACTIONS {
-            let _ = requests.get_or_create(&ActionLabel { action });
-        }
-        registry.register("waf_requests", "Total requests processed by action", requests.clone());
+        let requests = ACTIONS.map(|action| ActionLabel { action });
+        let requests = counters_from_start(&mut registry, "waf_requests", "Total requests processed by action", requests);
         let kills = Family::<KillLabels, Counter>::default();
         registry.register("waf_kills", "Requests over the threshold by winning detector and action", kills.clone());
         let inference_seconds = Histogram::new(latency_buckets());
@@ -105,16 +127,27 @@ impl Metrics {
         registry.register("waf_audit_dropped", "Audit lines dropped because the audit writer fell behind", audit_dropped.clone());
         let partial = Family::<ActionLabel, Counter>::default();
         registry.register("waf_partial", "Requests whose verdict was partial (a work bound was hit), by action", partial.clone());
-        let limit_refusals = Family::<LimitLabel, Counter>::default();
-        for limit in LIMITS {
-            let _ = limit_refusals.get_or_create(&LimitLabel { limit });
-        }
-        registry.register(
+        let limit_refusals = counters_from_start(
+            &mut registry,
             "waf_limit_refusals",
             "Connections closed, requests refused or bodies cut short by a limit, by limit",
-            limit_refusals.clone(),
+            LIMITS.map(|limit| LimitLabel { limit }),
+        );
+        let scoring_errors = counters_from_start(
+            &mut registry,
+            "waf_scoring_errors",
+            "Requests the scorer gave no verdict for, by X-Waf-Error",
+            SCORER_ERRORS.map(|why| WhyLabel { why }),
+        );
+        let model_missing = counters_from_start(
+            &mut registry,
+            "waf_model_missing",
+            "Verdicts without a model's opinion, by why (model-overloaded and model-deadline: shed by the model queue)",
+            MISSING_MODEL_CODES.map(|why| WhyLabel { why }),
         );
         Metrics {
+            scoring_errors,
+            model_missing,
             partial,
             registry,
             limit_refusals,
@@ -153,6 +186,18 @@ impl Metrics {
     /// One refusal by a limit (a slug of [`LIMITS`]).
     pub fn count_limit(&self, limit: &'static str) {
         self.limit_refusals.get_or_create(&LimitLabel { limit }).inc();
+    }
+
+    /// One scorer failure, by its X-Waf-Error value (one of [`SCORER_ERRORS`]).
+    pub fn count_scoring_error(&self, why: &'static str) {
+        self.scoring_errors.get_or_create(&WhyLabel { why }).inc();
+    }
+
+    /// One verdict without a model; an unknown slug (a newer inference service's) counts as
+    /// `model-failed` so a peer cannot grow the label set.
+    pub fn count_model_missing(&self, why: &str) {
+        let why = MISSING_MODEL_CODES.iter().find(|&&known| known == why).copied().unwrap_or("model-failed");
+        self.model_missing.get_or_create(&WhyLabel { why }).inc();
     }
 
     pub fn count_upstream_error(&self, kind: &'static str) {
@@ -240,5 +285,20 @@ mod tests {
         assert!(text.contains("waf_kills_total{detector=\"sqli\",action=\"shadow_kill\"} 1"), "{text}");
         assert!(text.contains("# TYPE waf_inference_latency_seconds histogram"), "{text}");
         assert!(!text.contains("# EOF"));
+    }
+
+    #[test]
+    fn scoring_errors_and_missing_models_are_exported_from_the_start_and_bounded() {
+        let metrics = Metrics::new();
+        metrics.count_model_missing("model-overloaded");
+        metrics.count_model_missing("a-slug-from-a-newer-peer");
+        let text = metrics.render_text();
+        for why in SCORER_ERRORS {
+            assert!(text.contains(&format!("waf_scoring_errors_total{{why=\"{why}\"}} 0\n")), "{why}: {text}");
+        }
+        assert!(text.contains("waf_model_missing_total{why=\"model-overloaded\"} 1\n"), "{text}");
+        assert!(text.contains("waf_model_missing_total{why=\"model-failed\"} 1\n"), "{text}");
+        assert!(text.contains("waf_model_missing_total{why=\"model-deadline\"} 0\n"), "{text}");
+        assert!(!text.contains("a-slug-from-a-newer-peer"));
     }
 }

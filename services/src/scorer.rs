@@ -16,8 +16,8 @@ use hyper::{Method, Request, Uri};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 use serde::{Deserialize, Serialize};
-use thiserror::Error;
 
+use scoring::model::ModelError;
 use scoring::{Engine, ScoreContext, ScoreInput};
 
 /// What is scored: the spec's request_text plus the headers of interest.
@@ -89,25 +89,14 @@ pub struct Verdict {
     /// Slug of the winning detector; empty when clean.
     pub detector: String,
     /// Set when a model could not give its opinion (loading, overloaded): the score covers
-    /// the pattern detectors only.
+    /// the pattern detectors only. A [`missing_model_code`].
     pub incomplete: Option<String>,
     /// Set when some of the request was not scored in full (comma-separated slugs from the
     /// front door and the engine). Policy (WAF_ON_PARTIAL) decides what it means.
     pub partial: Option<String>,
 }
 
-/// Why no verdict came back. Every variant is the scorer's side failing, never the client's.
-#[derive(Debug, Error)]
-pub enum ScoreError {
-    #[error("inference service unreachable: {0}")]
-    Unreachable(String),
-    #[error("inference service did not answer within {0:?}")]
-    Timeout(Duration),
-    #[error("inference service answered {status}: {detail}")]
-    BadStatus { status: u16, detail: String },
-    #[error("inference service answer is not a score: {0}")]
-    BadAnswer(String),
-}
+pub use crate::errors::ScoreError;
 
 pub type ScoreFuture<'a> = Pin<Box<dyn Future<Output = Result<Verdict, ScoreError>> + Send + 'a>>;
 
@@ -155,7 +144,7 @@ impl Scorer for InProcessScorer {
                 score: all.score,
                 reason: all.reason,
                 detector: all.detector.to_string(),
-                incomplete: all.model_error.map(|e| e.to_string()),
+                incomplete: all.model_error.as_ref().map(|e| missing_model_code(e).to_string()),
                 partial: join_partial(&query.partial, &all.partial),
             })
         })
@@ -195,6 +184,25 @@ pub struct RemoteScorer {
 pub const CLIENT_HEADER: &str = "x-rampart-client";
 /// Milliseconds the caller will wait for a `/score/all` answer.
 pub const DEADLINE_HEADER: &str = "x-rampart-deadline-ms";
+/// Header added to a `/score/all` answer that lacks a model's opinion (still loading, queue
+/// full): the pattern verdict stands, and the caller may treat it as degraded. Its value is
+/// a [`missing_model_code`].
+pub const DEGRADED_HEADER: &str = "x-rampart-degraded";
+
+/// Why a verdict lacks a model, as one slug for both scorers (the in-process engine's error,
+/// the inference service's degraded header): `model-overloaded` and `model-deadline` are load
+/// shed by the model queue.
+pub fn missing_model_code(err: &ModelError) -> &'static str {
+    match err {
+        ModelError::Loading(_) => "model-loading",
+        ModelError::QueueFull(_) | ModelError::ClientQueueFull(_) => "model-overloaded",
+        ModelError::DeadlineExceeded(_) => "model-deadline",
+        _ => "model-failed",
+    }
+}
+
+/// Every [`missing_model_code`], for metrics exported from the start.
+pub const MISSING_MODEL_CODES: [&str; 4] = ["model-loading", "model-overloaded", "model-deadline", "model-failed"];
 
 /// An inference answer is a few hundred bytes; anything far larger is not one.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
@@ -226,7 +234,7 @@ impl RemoteScorer {
     }
 
     async fn call(&self, query: &ScoreQuery) -> Result<Verdict, ScoreError> {
-        let body = serde_json::to_vec(query).map_err(|e| ScoreError::BadAnswer(e.to_string()))?;
+        let body = serde_json::to_vec(query).map_err(ScoreError::Encode)?;
         let mut req = Request::new(Full::new(Bytes::from(body)));
         *req.method_mut() = Method::POST;
         *req.uri_mut() = self.score_all.clone();
@@ -237,25 +245,25 @@ impl RemoteScorer {
             req.headers_mut().insert(CLIENT_HEADER, client);
         }
         req.headers_mut().insert(DEADLINE_HEADER, HeaderValue::from(self.timeout.as_millis() as u64));
-        let resp = self.client.request(req).await.map_err(|e| ScoreError::Unreachable(error_chain(&e)))?;
+        let resp = self.client.request(req).await.map_err(|e| ScoreError::Unreachable(Box::new(e)))?;
         let status = resp.status();
         let incomplete = resp
             .headers()
-            .get(crate::inference::DEGRADED_HEADER)
+            .get(DEGRADED_HEADER)
             .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         self.ready.store(incomplete.as_deref() != Some("model-loading"), Ordering::Relaxed);
         let bytes = Limited::new(resp.into_body(), MAX_ANSWER_BYTES)
             .collect()
             .await
-            .map_err(|e| ScoreError::BadAnswer(format!("cannot read the answer: {e}")))?
+            .map_err(ScoreError::AnswerUnreadable)?
             .to_bytes();
         if !status.is_success() {
             let detail = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
             return Err(ScoreError::BadStatus { status: status.as_u16(), detail });
         }
-        let answer: ScoreAllAnswer = serde_json::from_slice(&bytes).map_err(|e| ScoreError::BadAnswer(e.to_string()))?;
+        let answer: ScoreAllAnswer = serde_json::from_slice(&bytes).map_err(ScoreError::AnswerNotJson)?;
         if !(0.0..=1.0).contains(&answer.score) {
-            return Err(ScoreError::BadAnswer(format!("score {} is outside 0..1", answer.score)));
+            return Err(ScoreError::ScoreOutOfRange(answer.score));
         }
         let engine_partial: Vec<String> = answer.partial.iter().flat_map(|p| p.split(',')).map(str::to_string).collect();
         Ok(Verdict {
@@ -310,18 +318,6 @@ pub fn join_partial(front_door: &[String], engine: &[String]) -> Option<String> 
 
 fn backing_name(backing: scoring::detectors::Backing) -> String {
     serde_json::to_value(backing).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-}
-
-/// hyper's client errors say "client error (Connect)" at the top; the cause is underneath.
-pub fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -164,6 +164,7 @@ mod tests {
     fn event(action: &'static str, latency_ms: f64) -> Event {
         Event {
             timestamp: String::new(),
+            request_id: String::new(),
             method: "GET".into(),
             path: "/".into(),
             source_ip: "127.0.0.1".into(),

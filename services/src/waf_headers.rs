@@ -6,7 +6,8 @@ use hyper::HeaderMap;
 use serde::Serialize;
 
 use crate::decision::{Action, Decision};
-use crate::gate::WafMode;
+use crate::decision::WafMode;
+use crate::errors::SCORING_INCOMPLETE;
 use crate::scorer::{ScoreError, Verdict};
 
 /// Spec 2.9: the block body never carries the score or the reason.
@@ -49,13 +50,13 @@ pub fn verdict_headers(verdict: &Result<Verdict, ScoreError>, decision: Decision
             pairs.push(("x-waf-score", format_score(v.score)));
             pairs.push(("x-waf-reason", header_text(&v.reason)));
             if v.incomplete.is_some() && decision.action == Action::Error {
-                pairs.push(("x-waf-error", "scoring-incomplete".to_string()));
+                pairs.push(("x-waf-error", SCORING_INCOMPLETE.to_string()));
             }
             if let Some(partial) = &v.partial {
                 pairs.push(("x-waf-partial", header_text(partial)));
             }
         }
-        Err(err) => pairs.push(("x-waf-error", error_code(err).to_string())),
+        Err(err) => pairs.push(("x-waf-error", err.waf_error().to_string())),
     }
     if decision.would_have_killed() {
         pairs.push(("x-waf-would-have-killed", "true".to_string()));
@@ -80,14 +81,6 @@ pub fn stamp(headers: &mut HeaderMap, pairs: &[(&'static str, String)]) {
 /// Reasons are ASCII by construction; anything else is replaced rather than dropped.
 fn header_text(text: &str) -> String {
     text.chars().map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect()
-}
-
-pub fn error_code(err: &ScoreError) -> &'static str {
-    match err {
-        ScoreError::Unreachable(_) => "scorer-unreachable",
-        ScoreError::Timeout(_) => "scorer-timeout",
-        ScoreError::BadStatus { .. } | ScoreError::BadAnswer(_) => "scorer-bad-answer",
-    }
 }
 
 #[cfg(test)]

@@ -8,7 +8,8 @@ use std::time::Duration;
 use clap::Parser;
 use common::proxy::{send, Reply};
 use hyper::{Method, Request};
-use services::config::{AuthArgs, Cli, Command};
+use services::cli::{Cli, Command};
+use services::config::AuthArgs;
 use services::run::{start_auth, AuthServer};
 
 fn auth_args(inference: &str, extra: &[&str]) -> AuthArgs {

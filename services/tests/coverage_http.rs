@@ -10,7 +10,8 @@ use common::proxy::*;
 use http_body_util::{Empty, Full};
 use hyper::{Method, Request};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use services::config::{AuthArgs, Cli, Command};
+use services::cli::{Cli, Command};
+use services::config::AuthArgs;
 use services::run::start_auth;
 use tokio::net::TcpStream;
 

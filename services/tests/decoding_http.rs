@@ -19,7 +19,7 @@ use proto::processing_request::Request as Phase;
 use proto::processing_response::Response as Answer;
 use proto::{ExternalProcessorClient, HeaderMap, HeaderValue, HttpBody, HttpHeaders, ProcessingRequest};
 use scoring::transport::{decode_body, ebcdic, DecodeLimits, EncodedBody, DEFAULT_MAX_RATIO};
-use services::config::{Cli, Command};
+use services::cli::{Cli, Command};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 

@@ -12,7 +12,7 @@ use common::proxy::*;
 use http_body_util::Full;
 use hyper::{Method, Request};
 use hyper_util::rt::TokioIo;
-use services::config::{Cli, Command};
+use services::cli::{Cli, Command};
 
 fn last_event(events: &serde_json::Value) -> serde_json::Value {
     events.as_array().and_then(|a| a.last()).cloned().unwrap_or_else(|| panic!("no event in {events}"))

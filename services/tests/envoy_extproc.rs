@@ -14,7 +14,8 @@ use common::workspace_root;
 use http_body_util::{BodyExt, Full};
 use hyper::{Method, Request};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use services::config::{Cli, Command, ExtprocArgs};
+use services::cli::{Cli, Command};
+use services::config::ExtprocArgs;
 use services::run::{start_extproc, ExtprocServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

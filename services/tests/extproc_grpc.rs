@@ -7,7 +7,8 @@ use clap::Parser;
 use proto::processing_request::Request as Phase;
 use proto::processing_response::Response as Answer;
 use proto::{ExternalProcessorClient, HeaderMap, HeaderValue, HttpBody, HttpHeaders, ProcessingRequest, ProcessingResponse};
-use services::config::{Cli, Command, ExtprocArgs};
+use services::cli::{Cli, Command};
+use services::config::ExtprocArgs;
 use services::run::{start_extproc, ExtprocServer};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -145,4 +146,18 @@ async fn scoring_failure_is_a_grpc_error_and_the_http_port_answers() {
     assert_eq!(body["error"], "method_not_allowed");
     let text = common::proxy::metrics_text(server.http.addr).await;
     assert_eq!(common::proxy::sample(&text, "waf_requests_total{action=\"error\"}"), 1.0);
+}
+
+#[tokio::test]
+async fn a_message_without_a_phase_is_envoys_error_not_a_scoring_failure() {
+    // Scoring would fail too (nothing listens on the discard port): the answer must still
+    // name the message, not the scorer.
+    let server = start("http://127.0.0.1:9", &["--mode", "active", "--inference-timeout-ms", "300"]);
+    let answers = exchange(&server, vec![ProcessingRequest::default()]).await;
+    let status = answers[0].as_ref().unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("without a phase"), "{status:?}");
+    let text = common::proxy::metrics_text(server.http.addr).await;
+    assert_eq!(common::proxy::sample(&text, "waf_scoring_errors_total{why=\"scorer-bad-answer\"}"), 0.0);
+    assert_eq!(common::proxy::sample(&text, "waf_requests_total{action=\"error\"}"), 0.0);
 }

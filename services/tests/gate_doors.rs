@@ -14,7 +14,7 @@ use common::envoy::Envoy;
 use common::nginx::{self, Config};
 use common::proxy::{get, metrics_text, request, sample, send, set_mode, upstream, SQLI};
 use hyper::Method;
-use services::config::{Cli, Command};
+use services::cli::{Cli, Command};
 use services::run::{start_auth, start_extproc, start_up, Stack};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -94,6 +94,9 @@ async fn under_up_every_door_records_to_one_stream_and_one_mode_switch_applies_t
     for component in ["proxy", "auth", "extproc"] {
         assert_eq!(action_of(&events, component), ["shadow_kill"], "{component}'s verdict in /api/events/recent: {events:?}");
     }
+    // Every door names its request with its own id (the one in its span and audit line).
+    let ids: std::collections::BTreeSet<&str> = events.iter().map(|e| e["request_id"].as_str().unwrap_or("")).collect();
+    assert!(ids.len() == events.len() && ids.iter().all(|id| id.len() == 20), "{events:?}");
     let feed = sse_until(proxy, &[r#""component":"auth""#, r#""component":"extproc""#, r#""component":"proxy""#]).await;
     assert!(feed.contains(r#""action":"shadow_kill""#), "{feed}");
     let metrics = metrics_text(stack.management.addr).await;

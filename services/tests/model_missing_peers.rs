@@ -15,7 +15,7 @@ use proto::processing_response::Response as Answer;
 use proto::{ExternalProcessorClient, HeaderMap, HeaderValue, HttpHeaders, ProcessingRequest};
 use common::proxy::{get, request, send, start_remote_proxy, upstream};
 use hyper::Method;
-use services::config::{Cli, Command};
+use services::cli::{Cli, Command};
 use services::run::{start_auth, start_extproc, start_inference, Running};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;

@@ -16,7 +16,8 @@ use common::nginx::{self, Config, Nginx};
 use common::proxy::{get, request, send, upstream, Reply, Seen, Upstream, SQLI};
 use http_body_util::Full;
 use hyper::{Method, Request};
-use services::config::{AuthArgs, Cli, Command};
+use services::cli::{Cli, Command};
+use services::config::AuthArgs;
 use services::run::{start_auth, AuthServer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

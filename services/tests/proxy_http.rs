@@ -332,8 +332,11 @@ async fn scoring_failure_fails_open_by_default_and_closed_when_asked() {
     assert!(!app.last().headers.contains_key("x-waf-score"));
     let text = metrics_text(open.addr).await;
     assert_eq!(sample(&text, "waf_requests_total{action=\"error\"}"), 1.0);
+    assert_eq!(sample(&text, "waf_scoring_errors_total{why=\"scorer-unreachable\"}"), 1.0);
+    assert_eq!(sample(&text, "waf_scoring_errors_total{why=\"scorer-timeout\"}"), 0.0);
     let events = send(open.addr, get("/api/events/recent")).await.json();
     assert_eq!(events[0]["action"], "error");
+    assert_eq!(events[0]["reason"], "error:scorer-unreachable");
 
     let closed = start_remote_proxy(app.addr, "http://127.0.0.1:9", Duration::from_millis(500), &["--mode", "active", "--on-scoring-error", "closed"]);
     let before = app.count();
@@ -396,4 +399,44 @@ async fn a_stalled_body_times_out_and_is_recorded() {
     assert_eq!(events[0]["action"], "error");
     assert_eq!(events[0]["reason"], "client:body-timeout");
     assert_eq!(sample(&metrics_text(proxy.addr).await, "waf_requests_total{action=\"error\"}"), 1.0);
+}
+
+#[tokio::test]
+async fn each_event_carries_a_request_id_that_its_audit_line_repeats() {
+    let app = upstream().await;
+    let dir = std::env::temp_dir().join(format!("rampart-audit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("request-ids.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let audit = services::run::open_audit(&services::events::AuditTarget::File(path.clone())).unwrap();
+    let scorer: std::sync::Arc<dyn services::scorer::Scorer> =
+        std::sync::Arc::new(services::scorer::InProcessScorer::new(shared_engine()));
+    let metrics = std::sync::Arc::new(services::metrics::Metrics::new());
+    let parts = services::proxy::ProxyParts { target: format!("http://{}", app.addr).parse().unwrap(), threshold: 0.5, scorer, metrics, audit };
+    let server = services::run::start_proxy_with(&proxy_options(app.addr, &[]), parts).unwrap();
+    let addr = server.running.addr;
+    send(addr, get("/first")).await;
+    send(addr, get(SQLI)).await;
+
+    let events = send(addr, get("/api/events/recent")).await.json();
+    let ids: Vec<String> = events.as_array().unwrap().iter().map(|e| e["request_id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(ids.len(), 2, "{events}");
+    assert_ne!(ids[0], ids[1]);
+    for id in &ids {
+        assert!(id.len() == 20 && id.bytes().all(|b| b.is_ascii_hexdigit()), "{id}");
+    }
+    // The audit writer is its own thread: wait for both lines.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let lines = loop {
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        if lines.len() == 2 || std::time::Instant::now() > deadline {
+            break lines;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let audit_ids: Vec<&str> = lines.iter().map(|l| l["request_id"].as_str().unwrap()).collect();
+    assert_eq!(audit_ids, ids.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(lines[1]["path"], events[1]["path"]);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -10,6 +10,10 @@ use hyper::{Response, StatusCode};
 
 pub const PREFIX: &str = "/_waf/dashboard";
 
+/// The cookie [`login_redirect`] sets: the admin token, for a browser that cannot send a
+/// bearer header. The proxy's admin policy reads it and strips it from forwarded requests.
+pub const ADMIN_COOKIE: &str = "rampart_admin";
+
 const INDEX: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
 const DEMO_JS: &str = include_str!("assets/demo.js");
@@ -55,7 +59,7 @@ pub fn login_redirect(token: &str, secure: bool) -> Response<Full<Bytes>> {
     resp.headers_mut().insert(LOCATION, HeaderValue::from_static(PREFIX));
     let secure = if secure { "; Secure" } else { "" };
     for path in COOKIE_PATHS {
-        let cookie = format!("{}={token}; Path={path}; HttpOnly; SameSite=Strict{secure}", crate::proxy::ADMIN_COOKIE);
+        let cookie = format!("{}={token}; Path={path}; HttpOnly; SameSite=Strict{secure}", ADMIN_COOKIE);
         if let Ok(value) = HeaderValue::from_str(&cookie) {
             resp.headers_mut().append(SET_COOKIE, value);
         }

@@ -21,10 +21,9 @@ pub use sse::SseBody;
 pub use time::rfc3339_utc;
 
 use crate::decision::Decision;
-use crate::gate::WafMode;
+use crate::decision::WafMode;
 use crate::metrics::Metrics;
 use crate::scorer::{ScoreError, Verdict};
-use crate::waf_headers::error_code;
 
 /// Spec limits (section 8).
 pub const RING_CAPACITY: usize = 500;
@@ -43,6 +42,8 @@ pub const MAX_SUBSCRIBERS: usize = 32;
 #[derive(Clone, Debug, Serialize)]
 pub struct Event {
     pub timestamp: String,
+    /// The request's id: the same in its tracing span and its audit line (crate::request_id).
+    pub request_id: String,
     pub method: String,
     pub path: String,
     pub source_ip: String,
@@ -67,6 +68,7 @@ pub struct Event {
 
 /// The request an event describes.
 pub struct RequestFacts<'a> {
+    pub request_id: &'a str,
     pub method: &'a str,
     pub path: &'a str,
     pub query: &'a str,
@@ -88,11 +90,12 @@ impl Event {
                 let reason = decision.policy_reason(v).unwrap_or_else(|| v.reason.clone());
                 (v.score, reason, v.detector.clone(), v.partial.clone().unwrap_or_default())
             }
-            Err(err) => (0.0, format!("error:{}", error_code(err)), String::new(), String::new()),
+            Err(err) => (0.0, err.event_reason().to_string(), String::new(), String::new()),
         };
         let mut truncated = Vec::new();
         Event {
             timestamp: rfc3339_utc(std::time::SystemTime::now()),
+            request_id: request.request_id.to_string(),
             method: caps::capped("method", request.method, caps::METHOD, &mut truncated),
             path: caps::capped("path", request.path, caps::PATH, &mut truncated),
             source_ip: caps::capped("source_ip", &request.source_ip, caps::SOURCE_IP, &mut truncated),
@@ -236,6 +239,7 @@ mod tests {
     fn event(n: usize) -> Event {
         Event {
             timestamp: rfc3339_utc(std::time::SystemTime::UNIX_EPOCH),
+            request_id: format!("{n:020x}"),
             method: "GET".into(),
             path: format!("/e/{n}"),
             source_ip: "127.0.0.1".into(),
@@ -267,7 +271,8 @@ mod tests {
     #[test]
     fn a_maximal_event_stays_within_the_documented_line_size() {
         let huge = "\"\u{1}".repeat(100_000);
-        let request = RequestFacts { method: &huge, path: &huge, query: &huge, source_ip: huge.clone(), component: "proxy" };
+        let id = crate::request_id::RequestId::next();
+        let request = RequestFacts { request_id: id.as_str(), method: &huge, path: &huge, query: &huge, source_ip: huge.clone(), component: "proxy" };
         let verdict = Ok(Verdict { score: 1.0, reason: huge.clone(), detector: huge.clone(), incomplete: None, partial: None });
         let decision = Decision { action: crate::decision::Action::Passed, effect: crate::decision::Effect::Forward, cause: None };
         let event = Event::new(request, &verdict, decision, WafMode::Shadow, 1e9);

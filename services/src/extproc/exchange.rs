@@ -14,7 +14,8 @@ use proto::{
 use crate::decision::Effect;
 use crate::gate::Ruling;
 use crate::scored_request::HttpRequest;
-use crate::scorer::{ScoreError, ScoreQuery};
+use crate::errors::{ExchangeError, ScoreError};
+use crate::scorer::ScoreQuery;
 
 /// `HeaderValueOption.append_action`: replace an existing value or add one.
 const OVERWRITE_IF_EXISTS_OR_ADD: i32 = 2;
@@ -63,7 +64,7 @@ impl Exchange {
     }
 
     /// The answer to one message.
-    pub async fn answer(&mut self, message: ProcessingRequest, judge: &impl Judge) -> Result<ProcessingResponse, ScoreError> {
+    pub async fn answer(&mut self, message: ProcessingRequest, judge: &impl Judge) -> Result<ProcessingResponse, ExchangeError> {
         let answer = match message.request {
             Some(Phase::RequestHeaders(headers)) => {
                 self.read_headers(&headers);
@@ -109,7 +110,7 @@ impl Exchange {
             Some(Phase::ResponseHeaders(_)) => Answer::ResponseHeaders(HeadersResponse::default()),
             Some(Phase::ResponseBody(_)) => Answer::ResponseBody(BodyResponse::default()),
             Some(Phase::ResponseTrailers(_)) => Answer::ResponseTrailers(TrailersResponse::default()),
-            None => return Err(ScoreError::BadAnswer("ProcessingRequest without a phase".into())),
+            None => return Err(ExchangeError::NoPhase),
         };
         Ok(ProcessingResponse { response: Some(answer), ..Default::default() })
     }

@@ -8,7 +8,7 @@
 pub mod exchange;
 pub mod management;
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -16,10 +16,13 @@ use proto::{ExternalProcessor, ProcessingRequest, ProcessingResponse};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
+use tracing::Instrument;
 
 use crate::adapter_door::AdapterDoor;
 use crate::gate::{Component, RequestSummary, Ruling, WafMode};
+use crate::errors::{error_chain, ExchangeError, ToWire};
 use crate::metrics::Metrics;
+use crate::request_id::{request_span, RequestId};
 use crate::scorer::{ScoreError, ScoreQuery};
 use exchange::{Exchange, RequestLine};
 
@@ -48,6 +51,8 @@ impl ExtprocService {
 struct StreamJudge {
     service: Arc<ExtprocService>,
     envoy: IpAddr,
+    /// One stream is one request.
+    id: RequestId,
 }
 
 impl exchange::Judge for StreamJudge {
@@ -59,6 +64,7 @@ impl exchange::Judge for StreamJudge {
             .filter_map(|(n, v)| Some((hyper::header::HeaderName::from_bytes(n.as_bytes()).ok()?, v.parse().ok()?)))
             .collect();
         let summary = RequestSummary {
+            request_id: &self.id,
             component: Component::Extproc,
             method: &request.method,
             path,
@@ -83,35 +89,34 @@ impl ExternalProcessor for Processor {
     type ProcessStream = AnswerStream;
 
     async fn process(&self, request: Request<Streaming<ProcessingRequest>>) -> Result<Response<AnswerStream>, Status> {
-        let envoy = request.remote_addr().map(|a| a.ip()).unwrap_or(IpAddr::from([127, 0, 0, 1]));
+        let envoy = request.remote_addr().unwrap_or(SocketAddr::from(([127, 0, 0, 1], 0)));
         let mut inbound = request.into_inner();
-        let judge = StreamJudge { service: self.0.clone(), envoy };
+        let judge = StreamJudge { service: self.0.clone(), envoy: envoy.ip(), id: RequestId::next() };
+        let span = request_span(&judge.id, Component::Extproc.as_str(), envoy);
         let (tx, rx) = mpsc::channel(STREAM_BUFFER);
         tokio::spawn(async move {
             let mut exchange = Exchange::new(judge.service.door.body_limit).budgeted(&judge.service.door.budget);
             loop {
-                let message = match inbound.message().await {
-                    Ok(Some(message)) => message,
+                let answer = match inbound.message().await {
+                    Ok(Some(message)) => exchange.answer(message, &judge).await,
                     Ok(None) => break,
-                    Err(status) => {
-                        // An unreadable message must end the stream with an error, never an
-                        // OK close: Envoy continues an OK-closed request unscored even with
-                        // failure_mode_allow off.
-                        tracing::warn!(%status, "ext_proc message unreadable; ending the stream with an error");
-                        let _ = tx.send(Err(Status::invalid_argument(format!("rampart could not read the message: {}", status.message())))).await;
-                        break;
-                    }
+                    // An unreadable message must end the stream with an error, never an OK
+                    // close: Envoy continues an OK-closed request unscored even with
+                    // failure_mode_allow off.
+                    Err(status) => Err(ExchangeError::Unreadable(status)),
                 };
-                let answer = exchange.answer(message, &judge).await.map_err(|err| {
-                    tracing::warn!(error = %err, "scoring failed; ending the stream (Envoy's failure_mode_allow decides)");
-                    Status::unavailable(format!("rampart could not score the request: {err}"))
+                let answer = answer.map_err(|err| {
+                    let side = err.wire().side.as_str();
+                    tracing::warn!(error = %error_chain(&err), side, "ending the ext_proc stream with an error (Envoy's failure_mode_allow decides)");
+                    err.grpc_status()
                 });
                 let failed = answer.is_err();
                 if tx.send(answer).await.is_err() || failed {
                     break;
                 }
             }
-        });
+        }
+        .instrument(span));
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 }

@@ -4,13 +4,14 @@
 //! Like pingora's per-request context and Coraza's transaction: the door owns the protocol,
 //! the gate owns the verdict.
 //!
-//! Depends on the scorer, decision, events, stats and metrics only — no clap, no servers, no
-//! proxy, no config: it is the future `gate` crate. Its settings ([`WafMode`], [`FailMode`],
-//! [`PartialPolicy`], [`KillResponse`]) are domain values; config.rs parses names into them.
+//! Depends on the scorer, decision, events, stats, metrics, errors, observe and request ids
+//! only — no clap, no servers, no proxy, no config: it is the future `gate` crate. Its settings
+//! ([`WafMode`], [`FailMode`], [`PartialPolicy`], [`KillResponse`]) are the decision's domain
+//! values, re-exported; config.rs parses names into them. Scoring failures are logged and
+//! counted here (inside the door's request span), once for every door.
 
 mod mode;
 mod ruling;
-mod settings;
 mod summary;
 
 use std::sync::Arc;
@@ -18,12 +19,14 @@ use std::time::{Duration, Instant};
 
 pub use mode::SharedMode;
 pub use ruling::Ruling;
-pub use settings::{FailMode, KillResponse, PartialPolicy, WafMode};
+pub use crate::decision::{FailMode, KillResponse, PartialPolicy, WafMode};
 pub use summary::{Component, RequestSummary};
 
 use crate::decision::{decide, Action, Decision, Effect, Policy};
+use crate::errors::BodyError;
 use crate::events::{AuditLog, Event, EventHub, RequestFacts};
 use crate::metrics::Metrics;
+use crate::observe::{Emit, ModelMissing, ScoringFailed};
 use crate::scorer::{Scorer, Verdict};
 use crate::stats::Stats;
 
@@ -50,14 +53,6 @@ pub struct Gate {
     metrics: Arc<Metrics>,
     events: EventHub,
     stats: Stats,
-}
-
-/// A request refused before it could be scored (the proxy's body timeout, its body budget):
-/// recorded as an `error` event with this reason.
-pub struct Unscored {
-    /// `<side>:<why>`, e.g. `client:body-timeout`.
-    pub reason: &'static str,
-    pub partial: Option<&'static str>,
 }
 
 impl Gate {
@@ -115,8 +110,13 @@ impl Gate {
         };
         let scoring_time = started.elapsed();
         let decision = decide(mode, self.threshold, &self.policy, &verdict);
-        if let Err(err) = &verdict {
-            tracing::warn!(error = %err, component = summary.component.as_str(), effect = ?decision.effect, "scoring failed");
+        match &verdict {
+            Err(error) => {
+                let refused = decision.effect == Effect::Refuse;
+                ScoringFailed { component: summary.component.as_str(), error, refused }.emit(&self.metrics)
+            }
+            Ok(Verdict { incomplete: Some(why), .. }) => ModelMissing { why }.emit(&self.metrics),
+            Ok(_) => {}
         }
         Metrics::observe(&self.metrics.inference_seconds, scoring_time);
         let ruling = Ruling::new(mode, decision, verdict, scoring_time);
@@ -124,15 +124,16 @@ impl Gate {
         ruling
     }
 
-    /// Records a request the door refused before scoring: an `error` event, counted.
-    pub fn refuse_unscored(&self, summary: RequestSummary<'_>, why: Unscored) {
+    /// Records a request the door refused before scoring (the proxy's body timeout, its body
+    /// budget): an `error` event whose reason is the error's (`client:body-timeout`), counted.
+    pub fn refuse_unscored(&self, summary: RequestSummary<'_>, why: &BodyError) {
         let decision = Decision { action: Action::Error, effect: Effect::Refuse, cause: None };
         let verdict = Verdict {
             score: 0.0,
-            reason: why.reason.into(),
+            reason: why.event_reason().into(),
             detector: String::new(),
             incomplete: None,
-            partial: why.partial.map(Into::into),
+            partial: why.partial().map(Into::into),
         };
         let ruling = Ruling::new(self.mode(), decision, Ok(verdict), Duration::ZERO);
         self.record(summary.facts(), &ruling, summary.demo);

@@ -2,6 +2,7 @@
 //! (an HTTP request, nginx's subrequest headers, Envoy's ext_proc phases) into this.
 
 use crate::events::RequestFacts;
+use crate::request_id::RequestId;
 use crate::scorer::{ScoreQuery, Verdict};
 use crate::stats::Demo;
 
@@ -25,6 +26,8 @@ impl Component {
 
 /// One request to judge: the line the event shows, the client, and what is scored.
 pub struct RequestSummary<'a> {
+    /// The door's id for the request (its span carries it too); the event records it.
+    pub request_id: &'a RequestId,
     pub component: Component,
     pub method: &'a str,
     pub path: &'a str,
@@ -45,6 +48,7 @@ impl RequestSummary<'_> {
     /// The request as its event describes it.
     pub fn facts(&self) -> RequestFacts<'_> {
         RequestFacts {
+            request_id: self.request_id.as_str(),
             method: self.method,
             path: self.path,
             query: self.query,

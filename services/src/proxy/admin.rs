@@ -16,6 +16,7 @@ use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN};
 use hyper::{HeaderMap, Method, Request};
 
 use crate::client_ip::{any_contains, IpNet};
+use crate::dashboard::ADMIN_COOKIE;
 use crate::http::ApiError;
 
 pub struct AdminPolicy {
@@ -142,8 +143,6 @@ pub fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     }
     Err(ApiError::UnsupportedMediaType(format!("send Content-Type: application/json (got `{content_type}`)")))
 }
-
-pub const ADMIN_COOKIE: &str = "rampart_admin";
 
 fn cookie_token(headers: &HeaderMap) -> Option<&str> {
     headers

@@ -11,7 +11,7 @@ use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 
 use super::body::ReplayBody;
-use crate::scorer::error_chain;
+pub use crate::errors::UpstreamError;
 
 /// Connection-specific fields (RFC 9110 7.6.1) plus the pre-standard ones still seen.
 const HOP_BY_HOP: [&str; 8] =
@@ -43,26 +43,6 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
     for name in HOP_BY_HOP {
         headers.remove(name);
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum UpstreamError {
-    #[error("cannot reach the upstream: {0}")]
-    Connect(String),
-    #[error("the upstream did not answer within {0:?}")]
-    Timeout(Duration),
-    #[error("the upstream connection failed: {0}")]
-    Failed(String),
-}
-
-impl UpstreamError {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            UpstreamError::Connect(_) => "connect",
-            UpstreamError::Timeout(_) => "timeout",
-            UpstreamError::Failed(_) => "failed",
-        }
     }
 }
 
@@ -146,8 +126,8 @@ impl Upstream {
         match tokio::time::timeout(self.timeout, self.client.request(req)).await {
             Err(_) => Err(UpstreamError::Timeout(self.timeout)),
             Ok(Ok(resp)) => Ok(resp),
-            Ok(Err(err)) if err.is_connect() => Err(UpstreamError::Connect(error_chain(&err))),
-            Ok(Err(err)) => Err(UpstreamError::Failed(error_chain(&err))),
+            Ok(Err(err)) if err.is_connect() => Err(UpstreamError::Connect(Box::new(err))),
+            Ok(Err(err)) => Err(UpstreamError::Failed(Box::new(err))),
         }
     }
 }

@@ -4,24 +4,24 @@
 
 use std::time::Instant;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::header::HeaderValue;
 use hyper::{Request, Response, StatusCode};
 use net::{ConnInfo, Outcome};
-use serde::Serialize;
 
 use super::body::{buffer_prefix, ReplayBody};
 use crate::client_ip::{any_contains, canonical, source_ip};
 use super::forward::{strip_hop_by_hop, ClientFacts};
 use super::{boxed, Proxy, ProxyBody};
-use crate::config::OversizeBody;
 use crate::gate::KillResponse;
 use crate::limits::OnBodyBudget;
-use crate::decision::Effect;
-use crate::gate::{Component, RequestSummary, Ruling, Unscored};
-use crate::http::json_response;
+use crate::decision::{Effect, OversizeBody};
+use crate::errors::BodyError;
+use crate::gate::{Component, RequestSummary, Ruling};
+use crate::http::{error_response, json_response};
+use crate::observe::{Emit, LimitHit, UpstreamFailed};
+use crate::request_id::RequestId;
 use crate::waf_headers::{format_score, stamp, BLOCK_BODY, UNAVAILABLE_BODY};
 use crate::metrics::Metrics;
 use crate::stats::Demo;
@@ -29,13 +29,14 @@ use crate::scored_request::HttpRequest;
 use crate::scorer::{ScoreQuery, Verdict};
 
 impl Proxy {
-    pub(super) async fn inspect(&self, req: Request<Incoming>, conn: ConnInfo) -> Outcome<ProxyBody> {
+    pub(super) async fn inspect(&self, req: Request<Incoming>, conn: ConnInfo, id: &RequestId) -> Outcome<ProxyBody> {
         let started = Instant::now();
         let (mut parts, body) = req.into_parts();
         let demo = parts.headers.remove(Demo::HEADER).and_then(|v| Demo::from_header(v.as_bytes()));
         super::admin::strip_admin_cookie(&mut parts.headers);
         let client = source_ip(&parts.headers, conn.peer.ip(), &self.client_ip).to_string();
         let summary = |client: String| RequestSummary {
+            request_id: id,
             component: Component::Proxy,
             method: parts.method.as_str(),
             path: parts.uri.path(),
@@ -45,29 +46,17 @@ impl Proxy {
             preset: None,
             demo,
         };
+        // The client broke off or stalled mid-body: nothing complete to score. It still gets an
+        // event: a stream of these is worth seeing on the dashboard.
         let buffered = match tokio::time::timeout(self.body_read_timeout, buffer_prefix(body, self.body_limit, &self.budget)).await {
             Ok(Ok(b)) => b,
-            failed => {
-                // The client broke off or stalled mid-body: nothing complete to score. It still
-                // gets an event: a stream of these is worth seeing on the dashboard.
-                let (status, code, why) = match failed {
-                    Err(_) => (StatusCode::REQUEST_TIMEOUT, "body_timeout", "client:body-timeout"),
-                    _ => (StatusCode::BAD_REQUEST, "body_read_failed", "client:body-read-failed"),
-                };
-                self.gate.refuse_unscored(summary(client), Unscored { reason: why, partial: None });
-                return Outcome::Respond(plain_error(status, code, "the request body could not be read"));
-            }
+            Ok(Err(err)) => return Outcome::Respond(self.refuse_unscored(summary(client), BodyError::Read(Box::new(err)))),
+            Err(_) => return Outcome::Respond(self.refuse_unscored(summary(client), BodyError::Timeout(self.body_read_timeout))),
         };
         if buffered.budget_hit {
-            self.gate.metrics().count_limit("body-budget");
+            LimitHit { limit: "body-budget" }.emit(self.gate.metrics());
             if self.on_body_budget == OnBodyBudget::Refuse {
-                let why = Unscored { reason: "limit:body-budget", partial: Some("body-budget") };
-                self.gate.refuse_unscored(summary(client), why);
-                return Outcome::Respond(plain_error(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "body_budget_exhausted",
-                    "too many request bodies are buffered for inspection right now (WAF_BODY_BUDGET_BYTES); retry later",
-                ));
+                return Outcome::Respond(self.refuse_unscored(summary(client), BodyError::BudgetExhausted));
             }
         }
         let scored_body = &buffered.prefix[..buffered.prefix.len().min(self.body_limit)];
@@ -99,9 +88,7 @@ impl Proxy {
 
         let outcome = match ruling.effect() {
             Effect::Kill => self.kill(&ruling),
-            Effect::Refuse => {
-                Outcome::Respond(plain_error(StatusCode::SERVICE_UNAVAILABLE, UNAVAILABLE_BODY.error, UNAVAILABLE_BODY.detail))
-            }
+            Effect::Refuse => Outcome::Respond(boxed(json_response(StatusCode::SERVICE_UNAVAILABLE, &UNAVAILABLE_BODY))),
             Effect::Forward => {
                 let peer = canonical(conn.peer.ip());
                 let peer_trusted = any_contains(&self.client_ip.trusted, peer);
@@ -114,6 +101,12 @@ impl Proxy {
         };
         Metrics::observe(&self.gate.metrics().total_seconds, started.elapsed());
         outcome
+    }
+
+    /// Records the request the door could not score (an `error` event) and answers the error.
+    fn refuse_unscored(&self, summary: RequestSummary<'_>, err: BodyError) -> Response<ProxyBody> {
+        self.gate.refuse_unscored(summary, &err);
+        boxed(error_response(&err))
     }
 
     fn kill(&self, ruling: &Ruling) -> Outcome<ProxyBody> {
@@ -145,24 +138,9 @@ impl Proxy {
                 Response::from_parts(parts, body.map_err(|e| Box::new(e) as super::BoxError).boxed_unsync())
             }
             Err(err) => {
-                self.gate.metrics().count_upstream_error(err.kind());
-                tracing::warn!(error = %err, "upstream failed");
-                let status = match err {
-                    super::forward::UpstreamError::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
-                    _ => StatusCode::BAD_GATEWAY,
-                };
-                plain_error(status, "upstream_unavailable", "the upstream application did not answer")
+                UpstreamFailed { error: &err }.emit(self.gate.metrics());
+                boxed(error_response(&err))
             }
         }
     }
-}
-
-fn plain_error(status: StatusCode, code: &'static str, detail: &'static str) -> Response<ProxyBody> {
-    #[derive(Serialize)]
-    struct ErrorBody {
-        error: &'static str,
-        detail: &'static str,
-    }
-    let resp = json_response(status, &ErrorBody { error: code, detail });
-    resp.map(|b: Full<Bytes>| b.map_err(|never| match never {}).boxed_unsync())
 }

@@ -17,16 +17,18 @@ use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::{Request, Uri};
 use net::{ConnInfo, Outcome};
+use tracing::Instrument;
 
 pub use crate::client_ip::IpNet;
-pub use admin::ADMIN_COOKIE;
 pub(crate) use body::buffer_prefix;
 
-use crate::config::{OversizeBody, ProxyOptions};
+use crate::config::ProxyOptions;
+use crate::decision::OversizeBody;
 use crate::events::AuditLog;
-use crate::gate::{Gate, GateParts, KillResponse, SharedMode, WafMode};
+use crate::gate::{Component, Gate, GateParts, KillResponse, SharedMode, WafMode};
 use crate::http::HttpResponse;
 use crate::metrics::Metrics;
+use crate::request_id::{request_span, RequestId};
 use crate::scorer::Scorer;
 use admin::AdminPolicy;
 use forward::Upstream;
@@ -108,10 +110,16 @@ impl Proxy {
     }
 
     pub async fn handle(self: Arc<Self>, req: Request<Incoming>, conn: ConnInfo) -> Outcome<ProxyBody> {
-        match api::route(&self, req, conn).await {
-            api::Routed::Answered(resp) => Outcome::Respond(resp),
-            api::Routed::NotReserved(req) => self.inspect(req, conn).await,
+        let id = RequestId::next();
+        let span = request_span(&id, Component::Proxy.as_str(), conn.peer);
+        async move {
+            match api::route(&self, req, conn).await {
+                api::Routed::Answered(resp) => Outcome::Respond(resp),
+                api::Routed::NotReserved(req) => self.inspect(req, conn, &id).await,
+            }
         }
+        .instrument(span)
+        .await
     }
 }
 

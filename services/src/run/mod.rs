@@ -27,7 +27,8 @@ use crate::proxy::{Proxy, ProxyParts};
 use crate::scorer::{InProcessScorer, RemoteScorer, Scorer};
 use scoring::{Engine, EngineError};
 
-/// Start-up failures; each names what to fix.
+/// Start-up failures; each names what to fix. Never on a request's wire: the process stops
+/// with the message (main.rs), so each message carries its cause as well as its `source`.
 #[derive(Debug, Error)]
 pub enum StartError {
     #[error("scoring engine: {0}")]
@@ -35,7 +36,7 @@ pub enum StartError {
     #[error(transparent)]
     Net(#[from] net::NetError),
     #[error("cannot open the audit log (WAF_AUDIT_LOG): {0}")]
-    AuditLog(std::io::Error),
+    AuditLog(#[source] std::io::Error),
     #[error("{0} is not set: {1}")]
     Missing(&'static str, &'static str),
 }

@@ -15,7 +15,8 @@ use hyper::{Method, Request};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
-use services::config::{Cli, Command, InferenceArgs};
+use services::cli::{Cli, Command};
+use services::config::InferenceArgs;
 use services::run::{start_inference, Running};
 
 pub fn workspace_root() -> PathBuf {

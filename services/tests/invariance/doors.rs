@@ -12,7 +12,8 @@ use clap::Parser;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response};
-use services::config::{AuthArgs, Cli, Command, ExtprocArgs};
+use services::cli::{Cli, Command};
+use services::config::{AuthArgs, ExtprocArgs};
 use services::run::{start_auth, start_extproc, AuthServer, ExtprocServer};
 
 use super::placements::Req;

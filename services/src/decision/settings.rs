@@ -1,5 +1,6 @@
-//! The gate's settings as domain values: what an operator chooses, not how it is spelled on
-//! the command line (config.rs parses the names into these). Names are the settings' values.
+//! What an operator chooses about decisions, as domain values: not how it is spelled on the
+//! command line (config.rs parses the names into these). They live with the decision rule
+//! that gives them meaning, below the gate and the events that only carry them.
 
 /// The operating mode (spec 1.4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +34,15 @@ pub enum PartialPolicy {
     Block,
     /// Forward it, marked `X-Waf-Partial`.
     Pass,
+}
+
+/// What a body larger than WAF_BODY_LIMIT_BYTES does to the proxy's verdict.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OversizeBody {
+    /// Score the first WAF_BODY_LIMIT_BYTES and stream the whole body on.
+    ScorePrefix,
+    /// Treat the request as over the threshold (reason `body-limit:exceeded`).
+    Block,
 }
 
 /// What an active-mode kill looks like to the proxy's client.

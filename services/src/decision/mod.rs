@@ -2,7 +2,10 @@
 //! ext_proc) asks here, so fail-open versus fail-closed and shadow versus active mean the same
 //! thing everywhere; each front end only chooses how a kill looks on its protocol.
 
-use crate::gate::{FailMode, PartialPolicy, WafMode};
+mod settings;
+
+pub use settings::{FailMode, KillResponse, OversizeBody, PartialPolicy, WafMode};
+
 use crate::scorer::{ScoreError, Verdict};
 
 /// The action recorded for a request (spec 2.1 and the `waf_requests_total` label).

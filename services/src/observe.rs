@@ -1,0 +1,63 @@
+//! Observable happenings, one struct each: emitting one logs it and counts it together, so a
+//! log line never exists without its counter or the other way round (vector's internal_events).
+//! Logs go out inside the caller's span, which names the request id (see [`crate::request_id`]).
+
+use crate::errors::{error_chain, ScoreError, ToWire, UpstreamError};
+use crate::metrics::Metrics;
+
+pub trait Emit {
+    fn emit(self, metrics: &Metrics);
+}
+
+/// No verdict: the scorer failed. The gate's policy decides what happens to the request.
+pub struct ScoringFailed<'a> {
+    pub component: &'static str,
+    pub error: &'a ScoreError,
+    /// Forwarded (fail-open) or refused (fail-closed), as the decision said.
+    pub refused: bool,
+}
+
+impl Emit for ScoringFailed<'_> {
+    fn emit(self, metrics: &Metrics) {
+        let side = self.error.wire().side.as_str();
+        tracing::warn!(error = %error_chain(self.error), side, component = self.component, refused = self.refused, "scoring failed");
+        metrics.count_scoring_error(self.error.waf_error());
+    }
+}
+
+/// A verdict without a model's opinion (a [`crate::scorer::missing_model_code`]): loading, or
+/// shed by the model queue (`model-overloaded`, `model-deadline`).
+pub struct ModelMissing<'a> {
+    pub why: &'a str,
+}
+
+impl Emit for ModelMissing<'_> {
+    fn emit(self, metrics: &Metrics) {
+        tracing::debug!(why = self.why, "verdict without a model");
+        metrics.count_model_missing(self.why);
+    }
+}
+
+/// The proxy's upstream did not answer.
+pub struct UpstreamFailed<'a> {
+    pub error: &'a UpstreamError,
+}
+
+impl Emit for UpstreamFailed<'_> {
+    fn emit(self, metrics: &Metrics) {
+        tracing::warn!(error = %error_chain(self.error), kind = self.error.kind(), "upstream failed");
+        metrics.count_upstream_error(self.error.kind());
+    }
+}
+
+/// A limit cut work short (a slug of [`crate::metrics::LIMITS`]).
+pub struct LimitHit {
+    pub limit: &'static str,
+}
+
+impl Emit for LimitHit {
+    fn emit(self, metrics: &Metrics) {
+        tracing::debug!(limit = self.limit, "limit hit");
+        metrics.count_limit(self.limit);
+    }
+}
