@@ -8,15 +8,15 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Write;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use common::process::{start_logged, status, wait_for, Started};
 use common::workspace_root;
 
 const IMAGE: &str = "localhost/rampart:0.1.0";
@@ -192,19 +192,6 @@ fn workloads(docs: &[Value]) -> Vec<Workload> {
     found
 }
 
-/// A started `rampart <command>`; killed on drop.
-struct Started {
-    child: Child,
-    listeners: Vec<SocketAddr>,
-}
-
-impl Drop for Started {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Starts the workload as its manifest does, listeners moved to loopback port 0, the models
 /// service at `inference`; returns once every listener is logged.
 fn start(workload: &Workload, inference: Option<SocketAddr>) -> Started {
@@ -227,69 +214,7 @@ fn start(workload: &Workload, inference: Option<SocketAddr>) -> Started {
     // The repository's ONNX Runtime (the image has its own next to the binary).
     let ort = std::env::var("ORT_DYLIB_PATH").map(PathBuf::from).unwrap_or_else(|_| workspace_root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"));
     cmd.env("ORT_DYLIB_PATH", ort).env("RAMPART_MODELS_DIR", workspace_root().join("models"));
-    let mut child = cmd.stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-    let (tx, rx) = mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let mut listeners = Vec::new();
-    let mut log = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(90);
-    while listeners.len() < listeners_wanted {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Ok(line) = rx.recv_timeout(left) else {
-            panic!("rampart {} ({}): {} of {listeners_wanted} listeners within 90 s:\n{}", workload.command, workload.deployment, listeners.len(), log.join("\n"));
-        };
-        let plain = strip_ansi(&line);
-        if let Some(addr) = plain.split("listening addr=").nth(1) {
-            listeners.push(addr.trim().parse().unwrap());
-        }
-        log.push(plain);
-    }
-    std::thread::spawn(move || while rx.recv().is_ok() {});
-    Started { child, listeners }
-}
-
-fn strip_ansi(line: &str) -> String {
-    let mut out = String::new();
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-/// The status of `GET path` (None: no HTTP answer, e.g. the gRPC listener).
-fn status(addr: SocketAddr, path: &str) -> Option<u16> {
-    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
-    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(stream, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").ok()?;
-    let mut head = [0u8; 12];
-    stream.read_exact(&mut head).ok()?;
-    std::str::from_utf8(&head).ok()?.strip_prefix("HTTP/1.1 ")?.get(..3)?.parse().ok()
-}
-
-/// Waits until some listener answers `path` with `want`.
-fn wait_for(started: &Started, path: &str, want: u16, what: &str) {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        if started.listeners.iter().any(|&a| status(a, path) == Some(want)) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "{what}: no listener of {:?} answered {path} with {want}", started.listeners);
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    start_logged(cmd, listeners_wanted, &format!("rampart {} ({})", workload.command, workload.deployment))
 }
 
 #[test]
@@ -313,8 +238,8 @@ fn every_overlay_renders_validates_and_its_probes_answer() {
         by_command.values().filter(|w| w.command != "inference").map(|w| (w, start(w, Some(models)))).collect();
     for (workload, started) in std::iter::once((&by_command["inference"], &inference)).chain(others.iter().map(|(w, s)| (*w, s))) {
         let what = format!("{} ({})", workload.deployment, workload.command);
-        wait_for(started, &workload.liveness, 200, &what);
-        wait_for(started, &workload.readiness, 200, &what);
+        wait_for(&started.listeners, &workload.liveness, 200, &what);
+        wait_for(&started.listeners, &workload.readiness, 200, &what);
     }
 
     // SIGTERM: readiness turns 503 at once while the proxy still serves (WAF_DRAIN_MS), then it
@@ -324,7 +249,7 @@ fn every_overlay_renders_validates_and_its_probes_answer() {
     assert!(drain_ms >= 1000, "a drain long enough for endpoints to update");
     let sent = Instant::now();
     assert!(Command::new("kill").args(["-TERM", &started.child.id().to_string()]).status().unwrap().success());
-    wait_for(&started, &proxy.readiness, 503, "proxy draining");
+    wait_for(&started.listeners, &proxy.readiness, 503, "proxy draining");
     assert_eq!(status(started.listeners[0], &proxy.liveness), Some(200), "still serving while draining");
     let exit = loop {
         if let Some(exit) = started.child.try_wait().unwrap() {

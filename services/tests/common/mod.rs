@@ -3,6 +3,7 @@
 
 pub mod envoy;
 pub mod nginx;
+pub mod process;
 pub mod proxy;
 
 use std::path::PathBuf;
