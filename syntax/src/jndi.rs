@@ -64,6 +64,16 @@ impl Check for Jndi {
     }
 }
 
+/// Whether `text` holds a Log4j lookup the check reports at any level. For text the engine
+/// keeps out of its fields (a Basic password): it still reaches a logger, so one holding a
+/// lookup is scored after all.
+pub fn has_log4j_lookup(text: &str) -> bool {
+    let mut input = Input::new(text);
+    input.place = crate::Place::Header;
+    input.sensitivity = 4;
+    (input.bytes.any(b"$%")) && Jndi.inspect(&input).is_some()
+}
+
 /// `%24` (or `%2524`...) right before `{`/`%7B`: an encoded lookup opener.
 fn has_encoded_open(b: &[u8]) -> bool {
     b.windows(5).any(|w| w[0] == b'%' && (w[1..3] == *b"24" || w[1..3] == *b"25"))

@@ -11,7 +11,8 @@
 mod base64;
 mod bytes;
 mod crlf;
-mod graphql;
+pub mod framing;
+pub mod graphql;
 mod java;
 mod jndi;
 pub mod js_lex;
@@ -32,6 +33,7 @@ pub mod xss_html;
 pub mod xss_js;
 
 pub use bytes::ByteSet;
+pub use jndi::has_log4j_lookup;
 pub use registry::{checks, triggers as registry_triggers};
 pub use trigger::Trigger;
 
