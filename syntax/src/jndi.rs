@@ -86,10 +86,10 @@ struct Scan {
     /// The lowest level of a JNDI lookup: 1 for a known protocol, 2 for `jndi:` followed by
     /// something else (a protocol spelled by a lookup Log4j would resolve from the environment).
     jndi: Option<u8>,
-    /// A lookup whose only use is to spell a character past a filter: `${lower:j}`,
+    /// A lookup whose only use is to spell text past a filter: `${lower:j}`, `${upper:ndi}`,
     /// `${upper:ı}`, `${::-j}`, `${:-j}`, `${date:'j'}`. No template needs one (a case lookup
-    /// of one literal letter, a default with no variable name, a date pattern of quoted
-    /// literals only), so one is a Log4Shell probe even when the rest was cut off.
+    /// of literal text, a default with no variable name, a date pattern of quoted literals
+    /// only), so one is a Log4Shell probe even when the rest was cut off.
     spelled: bool,
 }
 
@@ -200,7 +200,10 @@ fn evaluate(body: &[u8], out: &mut Vec<u8>) -> bool {
     };
     let one_char = |t: &[u8]| !t.is_empty() && String::from_utf8_lossy(t).chars().count() == 1;
     let case = prefix.eq_ignore_ascii_case(b"lower") || prefix.eq_ignore_ascii_case(b"upper");
-    let spelled = (case && (one_char(arg) || arg.is_empty() && default.is_some_and(one_char)))
+    // A case lookup of any literal text (`${lower:J}`, `${upper:ndi}`, `${lower:<text>}`):
+    // Log4j's `lower`/`upper` lookups have no use in data but to reshape text past a filter,
+    // and no other template language spells them `${lower:...}`.
+    let spelled = (case && (!arg.is_empty() || default.is_some_and(one_char)))
         || (name.iter().all(|&b| b == b':') && default.is_some_and(|d| !d.is_empty() && d.len() <= 4))
         || (prefix.eq_ignore_ascii_case(b"date") && arg.first() == Some(&b'\'') && arg.last() == Some(&b'\'') && arg.len() <= 6);
     // Log4j splits off the `:-` default before it resolves the lookup, so `${lower:J:-x}` is `j`;
@@ -296,10 +299,10 @@ mod tests {
 
     #[test]
     fn spelling_lookups_alone() {
-        for text in ["${lower:j}", "a${upper:ı}b", "${::-n}", "${:-d}", "${date:'i'}", "${upper::-j}"] {
+        for text in ["${lower:j}", "a${upper:ı}b", "${::-n}", "${:-d}", "${date:'i'}", "${upper::-j}", "${lower:World}", "${upper:nDi}"] {
             assert!(spelled(text), "{text}");
         }
-        for text in ["${lower:World}", "${env:HOME:-/root}", "${name:-world}", "${date:yyyy-MM-dd}", "${sys:user.home}"] {
+        for text in ["${lower}", "${env:HOME:-/root}", "${name:-world}", "${date:yyyy-MM-dd}", "${sys:user.home}"] {
             assert!(!spelled(text), "{text}");
         }
     }
