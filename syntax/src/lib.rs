@@ -10,6 +10,7 @@
 
 mod base64;
 mod bytes;
+mod compat_fold;
 mod crlf;
 pub mod framing;
 pub mod graphql;
@@ -17,6 +18,7 @@ mod java;
 mod jndi;
 pub mod js_lex;
 mod mail;
+mod path_lax;
 mod php;
 mod php_names;
 mod protocol;

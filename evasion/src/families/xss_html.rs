@@ -9,7 +9,7 @@
 //! (entities, tabs, leading controls), open tag, transport encodings.
 
 use super::xss_js::{base64, expression};
-use crate::mutate::{html_entities, join, random_case, transport_layer};
+use crate::mutate::{compat_forms, html_entities, join, random_case, transport_layer};
 use crate::{Carrier, Family, Rng, Variant};
 
 /// Attribute separators the tokenizer spec accepts besides a space.
@@ -110,6 +110,13 @@ impl Family for XssHtml {
         let payload = if payload.starts_with('<') && rng.chance(0.3) {
             muts.push("context-breakout");
             format!("{}{payload}", rng.pick(BREAKOUTS))
+        } else {
+            payload
+        };
+        let payload = if rng.chance(0.1) {
+            muts.push("compat-forms");
+            let share = *rng.pick(&[0.3, 0.6, 1.0]);
+            compat_forms(rng, &payload, share)
         } else {
             payload
         };
