@@ -27,6 +27,7 @@ mod registry;
 mod scanner;
 mod shell_deobf;
 mod shell_expand;
+mod shell_percent;
 pub mod shell_unix;
 pub mod shell_windows;
 mod ssi;

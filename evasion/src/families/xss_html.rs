@@ -81,6 +81,17 @@ impl Family for XssHtml {
 
     fn generate(&self, rng: &mut Rng) -> Variant {
         let mut muts: Vec<&'static str> = Vec::new();
+        if rng.chance(0.03) {
+            // The end tag of a raw-text element alone: a probe for breaking out of an inline
+            // script, style or textarea before the payload is sent.
+            muts.push("close-probe");
+            let element = *rng.pick(&["script", "style", "textarea", "title", "noscript", "xmp", "iframe"]);
+            let element = name_case(rng, element, &mut muts);
+            let tail = *rng.pick(&[">", "", "/>", " x>", " >", "\t>", " foo=bar>"]);
+            let (payload, layer) = transport_layer(rng, &format!("</{element}{tail}"));
+            muts.push(layer);
+            return Variant { family: self.name(), mutation: join(&muts), payload, carrier: Carrier::Value };
+        }
         let (js, _) = expression(rng, &mut Vec::new());
         let payload = match rng.below(12) {
             0..=4 => event_handler(rng, &js, &mut muts),
