@@ -40,11 +40,28 @@ impl Check for PathLax {
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
         let raw = input.text.as_bytes();
         let raw = &raw[..raw.len().min(MAX_SCAN)];
+        // Most fields hold no lenient form at all: decide that without a copy.
+        if !input.bytes.any(b"\xef\xe2") && !(input.bytes.contains(b'%') && has_lax_percent(raw)) {
+            return None;
+        }
         let decoded = lax_decode(raw);
         let at = first_lax_step(&decoded)?;
         let level = if at <= LEVEL1_WINDOW && !decoded.bytes[..at].contains(&b'\n') { 1 } else { 2 };
         (level <= input.sensitivity).then_some(Finding { reason: "path-traversal:lax-encoded-dotdot", score: 0.95, level })
     }
+}
+
+/// Some `%` starts a form only a lax decoder reads, or may after another layer: `%u`, a `%`
+/// before a dot or separator, an overlong lead byte (`%c0`, `%e0`, `%f8`...), or `%25` (one
+/// more layer to look under). Plain `%2e%2e%2f` is the rules'.
+fn has_lax_percent(raw: &[u8]) -> bool {
+    raw.windows(3).any(|w| {
+        w[0] == b'%'
+            && (matches!(w[1], b'u' | b'U') || is_path_symbol(w[1]) || {
+                let pair = [w[1].to_ascii_lowercase(), w[2].to_ascii_lowercase()];
+                matches!(&pair, b"c0" | b"c1" | b"e0" | b"f0" | b"f8" | b"fc" | b"25")
+            })
+    })
 }
 
 /// `raw` decoded with every lenient form undone, with a mark on each byte that a lenient form
