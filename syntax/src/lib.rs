@@ -17,6 +17,7 @@ pub mod graphql;
 mod java;
 mod jndi;
 pub mod js_lex;
+mod js_string_layer;
 mod mail;
 mod path_lax;
 mod php;

@@ -77,7 +77,18 @@ impl Check for XssHtml {
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
         // Full-width and other compatibility forms reach a normalising back end as ASCII.
-        crate::compat_fold::with_folded(input, inspect_text)
+        let found = crate::compat_fold::with_folded(input, inspect_text);
+        if found.is_some_and(|f| f.level == 1) || !input.bytes.any(b"\\%") {
+            return found;
+        }
+        // Markup reflected through a JavaScript string loses the string's escapes first (the
+        // backslash may still be percent-encoded in this text).
+        let Some(text) = crate::js_string_layer::unescape_deep(input.text) else { return found };
+        let again = inspect_text(&Input { text: &text, bytes: crate::ByteSet::of(&text), ..*input });
+        match (found, again) {
+            (Some(a), Some(b)) => Some(if b.level < a.level { b } else { a }),
+            (a, b) => a.or(b),
+        }
     }
 }
 

@@ -124,6 +124,22 @@ impl Family for XssHtml {
         } else {
             payload
         };
+        // Reflected through a JavaScript string literal: its escapes stand for the
+        // separators and quotes (`<svg onload\r\n=...>`, `src=\"x\"`, `<\/script>`).
+        let payload = if rng.chance(0.08) && payload.contains([' ', '"', '/']) {
+            muts.push("js-string-escaped");
+            payload
+                .chars()
+                .map(|c| match c {
+                    ' ' => rng.pick(&["\\n", "\\t", "\\r\\n", "\\f", " "]).to_string(),
+                    '"' => "\\\"".to_string(),
+                    '/' if rng.chance(0.5) => "\\/".to_string(),
+                    _ => c.to_string(),
+                })
+                .collect()
+        } else {
+            payload
+        };
         let payload = if rng.chance(0.1) {
             muts.push("compat-forms");
             let share = *rng.pick(&[0.3, 0.6, 1.0]);
