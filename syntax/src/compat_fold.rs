@@ -24,7 +24,12 @@ pub fn with_folded(input: &Input<'_>, inspect: impl Fn(&Input<'_>) -> Option<Fin
     };
     let Some(folded) = fold(&plain) else { return found };
     let again = inspect(&Input { text: &folded, bytes: ByteSet::of(&folded), ..*input });
-    match (found, again) {
+    lower_level(found, again)
+}
+
+/// The finding of the lower level (the first on a tie), of two readings of one input.
+pub fn lower_level(first: Option<Finding>, second: Option<Finding>) -> Option<Finding> {
+    match (first, second) {
         (Some(a), Some(b)) => Some(if b.level < a.level { b } else { a }),
         (a, b) => a.or(b),
     }

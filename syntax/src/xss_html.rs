@@ -85,10 +85,7 @@ impl Check for XssHtml {
         // backslash may still be percent-encoded in this text).
         let Some(text) = crate::js_string_layer::unescape_deep(input.text) else { return found };
         let again = inspect_text(&Input { text: &text, bytes: crate::ByteSet::of(&text), ..*input });
-        match (found, again) {
-            (Some(a), Some(b)) => Some(if b.level < a.level { b } else { a }),
-            (a, b) => a.or(b),
-        }
+        crate::compat_fold::lower_level(found, again)
     }
 }
 
