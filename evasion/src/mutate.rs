@@ -76,6 +76,34 @@ pub fn whitespace(rng: &mut Rng) -> &'static str {
     RUNS[rng.below(RUNS.len())]
 }
 
+/// Syntax characters written as their Unicode compatibility forms, each with probability
+/// `share`: full-width (`＜`, `＝`, `（`), small (`﹤`, `﹦`, `﹙`) or vertical (`︵`) forms. NFKC
+/// normalisation and Windows best-fit conversion turn them back into ASCII on the server.
+pub fn compat_forms(rng: &mut Rng, text: &str, share: f64) -> String {
+    text.chars()
+        .map(|c| {
+            if !"<>=()\"'/;{}[]`".contains(c) || !rng.chance(share) {
+                return c;
+            }
+            let small = match c {
+                '<' => Some('\u{fe64}'),
+                '>' => Some('\u{fe65}'),
+                '=' => Some('\u{fe66}'),
+                '(' => Some(if rng.chance(0.5) { '\u{fe59}' } else { '\u{fe35}' }),
+                ')' => Some(if rng.chance(0.5) { '\u{fe5a}' } else { '\u{fe36}' }),
+                ';' => Some('\u{fe54}'),
+                '{' => Some('\u{fe5b}'),
+                '}' => Some('\u{fe5c}'),
+                _ => None,
+            };
+            match small {
+                Some(form) if rng.chance(0.4) => form,
+                _ => char::from_u32(c as u32 - 0x21 + 0xff01).unwrap_or(c),
+            }
+        })
+        .collect()
+}
+
 /// One extra transport encoding layer over the whole payload, chosen at random (or none):
 /// returns the text and the mutation name (`""` when none).
 pub fn transport_layer(rng: &mut Rng, text: &str) -> (String, &'static str) {

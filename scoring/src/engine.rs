@@ -167,6 +167,7 @@ impl Engine {
         self.patterns.scan(&views.plain, ViewKind::Plain, &mut hits);
         self.patterns.scan(&views.decoded, ViewKind::Decoded, &mut hits);
         crate::code_stage::inspect_fields(&request.fields, &views, &request.method, &mut hits);
+        crate::request_checks::inspect_request(input, &request.fields, &mut hits);
         Analysis { request, views, hits }
     }
 

@@ -20,8 +20,13 @@
 //!
 //! Credentials: `Authorization` / `Proxy-Authorization` with `Basic` → only the user name is
 //! scored (it reaches login queries); the password and any other scheme's token (Bearer...)
-//! are never scored nor forwarded. Cookies are split by the request parser: names and values
-//! are both scored.
+//! are never scored nor forwarded while they are credential-shaped. One exception: a password
+//! holding a Log4j lookup is scored and forwarded whole — servers log failed logins, and an
+//! attacker who read this policy would otherwise put `${jndi:...}` exactly there. Cookies are
+//! split by the request parser: names and values are both scored.
+//!
+//! Framing headers (`Content-Length`, `Transfer-Encoding`) are always forwarded, even when
+//! exempt from scoring: the request-level smuggling check reads them together.
 
 use std::borrow::Cow;
 
@@ -29,6 +34,11 @@ use std::borrow::Cow;
 /// score (a machine-formatted value that passed its syntax check, or a credential).
 /// `name` may be in any case.
 pub fn scored_value<'a>(name: &str, value: &'a str) -> Option<Cow<'a, str>> {
+    // Whoever logs the header runs the lookup, whatever grammar the rest of the value keeps
+    // (`%24%7Bjndi%3A...` is all token characters: a valid Accept-Encoding or auth scheme).
+    if syntax::has_log4j_lookup(value) {
+        return Some(Cow::Borrowed(value));
+    }
     let lower = name.to_ascii_lowercase();
     if is_credential_header(&lower) {
         return credential_scored_text(value);
@@ -45,12 +55,15 @@ pub fn scored_value<'a>(name: &str, value: &'a str) -> Option<Cow<'a, str>> {
 /// parser reads it. None: nothing to forward.
 pub fn forwarded_value<'a>(name: &str, value: &'a str) -> Option<Cow<'a, str>> {
     let lower = name.to_ascii_lowercase();
-    if lower == "content-type" || lower == "cookie" {
+    if matches!(lower.as_str(), "content-type" | "cookie" | "content-length" | "transfer-encoding")
+        || syntax::has_log4j_lookup(value)
+    {
         return Some(Cow::Borrowed(value));
     }
     if is_credential_header(&lower) {
         return match basic_user(value) {
-            Some(BasicUser::User(user)) => {
+            Some(BasicUser::User { pair_lookup: true, .. }) => Some(Cow::Borrowed(value)),
+            Some(BasicUser::User { user, .. }) => {
                 use base64::Engine as _;
                 let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:"));
                 Some(Cow::Owned(format!("Basic {encoded}")))
@@ -66,7 +79,9 @@ fn is_credential_header(lower: &str) -> bool {
 }
 
 enum BasicUser {
-    User(String),
+    /// The user name, and whether `user:password` holds a Log4j lookup (then all of it is
+    /// scored).
+    User { user: String, pair_lookup: bool },
     /// `Basic` with something that is not base64 of UTF-8 `user:password`.
     Malformed,
 }
@@ -84,28 +99,60 @@ fn basic_user(value: &str) -> Option<BasicUser> {
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok());
     Some(match decoded.as_deref().and_then(|text| text.split_once(':')) {
-        Some((user, _password)) => BasicUser::User(user.to_string()),
+        // The whole pair: a lookup split by the first `:` (`${jndi` : `ldap://...}`) still
+        // reaches a logger that writes the decoded credential.
+        Some((user, _password)) => {
+            BasicUser::User { user: user.to_string(), pair_lookup: decoded.as_deref().is_some_and(syntax::has_log4j_lookup) }
+        }
         None => BasicUser::Malformed,
     })
 }
 
-/// Basic → the user name; a token of another scheme → nothing while it is token68 syntax;
-/// anything malformed → the whole value as text (it is no working credential).
+/// Basic → the user name (the whole `user:password` when the password holds a Log4j
+/// lookup); a token of another scheme → nothing while it is token68 syntax; anything
+/// malformed → the whole value as text (it is no working credential).
 fn credential_scored_text(value: &str) -> Option<Cow<'_, str>> {
     match basic_user(value) {
-        Some(BasicUser::User(user)) if user.is_empty() => None,
-        Some(BasicUser::User(user)) => Some(Cow::Owned(user)),
+        Some(BasicUser::User { pair_lookup: true, .. }) => basic_pair(value).map(Cow::Owned),
+        Some(BasicUser::User { user, .. }) if user.is_empty() => None,
+        Some(BasicUser::User { user, .. }) => Some(Cow::Owned(user)),
         Some(BasicUser::Malformed) => Some(Cow::Borrowed(value)),
         None => {
             let trimmed = value.trim();
             let (scheme, token) = trimmed.split_once(' ').unwrap_or((trimmed, ""));
-            if is_token(scheme) && is_token68_or_params(token.trim()) {
-                None
-            } else {
+            let token = token.trim();
+            if !(is_token(scheme) && is_token68_or_params(token)) {
                 Some(Cow::Borrowed(value))
+            } else {
+                token_lookup_text(if token.is_empty() { scheme } else { token }).map(Cow::Owned)
             }
         }
     }
+}
+
+/// The decoded text of a token's base64 segments (a JWT's header and claims) when one holds
+/// a Log4j lookup: applications log claims (`sub`, `name`) before or without checking the
+/// signature, so `{"sub":"${jndi:...}"}` in an unsigned token reaches a logger.
+fn token_lookup_text(token: &str) -> Option<String> {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    token.split('.').take(3).filter(|seg| (8..=MAX_TOKEN_SEGMENT).contains(&seg.len())).find_map(|seg| {
+        let seg = seg.trim_end_matches('=');
+        let bytes = URL_SAFE_NO_PAD.decode(seg).or_else(|_| STANDARD_NO_PAD.decode(seg)).ok()?;
+        let text = String::from_utf8(bytes).ok()?;
+        syntax::has_log4j_lookup(&text).then_some(text)
+    })
+}
+
+/// Longest token segment decoded for [`token_lookup_text`] (real JWT claims are a few KB).
+const MAX_TOKEN_SEGMENT: usize = 16 * 1024;
+
+/// The decoded `user:password` of a `Basic` credential.
+fn basic_pair(value: &str) -> Option<String> {
+    use base64::Engine as _;
+    let (_scheme, rest) = value.trim().split_once(' ')?;
+    let bytes = base64::engine::general_purpose::STANDARD.decode(rest.trim()).ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 type Syntax = fn(&str) -> bool;

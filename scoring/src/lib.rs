@@ -18,6 +18,7 @@ pub mod patterns;
 pub mod prompt_fields;
 pub mod prose;
 pub mod request;
+pub mod request_checks;
 pub mod transport;
 pub mod verdict;
 pub mod views;

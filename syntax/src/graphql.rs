@@ -66,6 +66,19 @@ impl Check for GraphqlCheck {
     }
 }
 
+/// Operations in `text` when it is a GraphQL document (None when it is not one). A request
+/// can batch many documents (a JSON array of `{"query": ...}` objects, each one operation):
+/// the request-level check judges their sum against the same bound as one document's.
+pub fn operation_count(text: &str) -> Option<u32> {
+    if !text.as_bytes().contains(&b'{') || text.len() > 256 * 1024 {
+        return None;
+    }
+    scan(text.as_bytes()).map(|facts| facts.operations)
+}
+
+/// The bound [`operation_count`]s of one request are judged against.
+pub const MAX_BATCHED_OPERATIONS: u32 = MAX_OPERATIONS;
+
 #[derive(Default)]
 struct Facts {
     full_introspection: bool,

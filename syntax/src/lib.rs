@@ -10,12 +10,16 @@
 
 mod base64;
 mod bytes;
+mod compat_fold;
 mod crlf;
-mod graphql;
+pub mod framing;
+pub mod graphql;
 mod java;
 mod jndi;
 pub mod js_lex;
+mod js_string_layer;
 mod mail;
+mod path_lax;
 mod php;
 mod php_names;
 mod protocol;
@@ -24,6 +28,7 @@ mod registry;
 mod scanner;
 mod shell_deobf;
 mod shell_expand;
+mod shell_percent;
 pub mod shell_unix;
 pub mod shell_windows;
 mod ssi;
@@ -32,6 +37,7 @@ pub mod xss_html;
 pub mod xss_js;
 
 pub use bytes::ByteSet;
+pub use jndi::has_log4j_lookup;
 pub use registry::{checks, triggers as registry_triggers};
 pub use trigger::Trigger;
 

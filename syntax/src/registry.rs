@@ -19,6 +19,7 @@ static CHECKS: &[&dyn Check] = &[
     &crate::php::Php,
     &crate::java::Java,
     &crate::redirect::OpenRedirect,
+    &crate::path_lax::PathLax,
 ];
 
 pub fn checks() -> &'static [&'static dyn Check] {

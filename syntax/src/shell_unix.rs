@@ -13,7 +13,8 @@
 //! consoles post) counts at level 1 only with a clear attack argument (a sensitive file, a
 //! reverse shell, a download piped into a shell), otherwise at level 2.
 
-use crate::shell_deobf::{deobfuscate, percent_layer};
+use crate::shell_deobf::deobfuscate;
+use crate::shell_percent::percent_layer;
 use crate::{Check, Finding, Input};
 
 pub struct ShellUnix;

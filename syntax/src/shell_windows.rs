@@ -216,7 +216,7 @@ impl Check for ShellWindows {
         if !input.bytes.any(b"&|;\n\r%^(\"'`") && !starts_with_command(raw) {
             return None;
         }
-        let unescaped = if input.bytes.contains(b'%') { crate::shell_deobf::percent_layer(raw) } else { None };
+        let unescaped = if input.bytes.contains(b'%') { crate::shell_percent::percent_layer(raw) } else { None };
         let (t, marks) = deobfuscate(unescaped.as_deref().unwrap_or(raw));
         let mut best: Option<(&'static str, bool, bool, Opener)> = None;
         scan(&t, &marks, &mut |reason, strong, obf, op| {

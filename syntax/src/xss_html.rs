@@ -66,8 +66,9 @@ struct Tag {
 
 impl Check for XssHtml {
     fn trigger(&self) -> Trigger {
-        // A tag, an attribute break-out (needs `=`) or a `%` hiding one.
-        Trigger::any_of(b"<=%")
+        // A tag, an attribute break-out (needs `=`), a `%` hiding one, or the lead byte of a
+        // full-width form (`＜`, `＝`) that a normalising back end reads as ASCII.
+        Trigger::any_of(b"<=%\xef")
     }
 
     fn detector(&self) -> &'static str {
@@ -75,39 +76,52 @@ impl Check for XssHtml {
     }
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
-        let encoded = input.bytes.contains(b'%');
-        let tagged = input.bytes.contains(b'<');
-        let breakout = input.bytes.any(b"\"'") && input.bytes.contains(b'=') && attr_hint(input.text.as_bytes());
-        if !tagged && !breakout && !encoded || input.text.len() > 256 * 1024 {
-            return None;
+        // Full-width and other compatibility forms reach a normalising back end as ASCII.
+        let found = crate::compat_fold::with_folded(input, inspect_text);
+        if found.is_some_and(|f| f.level == 1) || !input.bytes.any(b"\\%") {
+            return found;
         }
-        let long = input.text.len() > 1000 || input.text.bytes().filter(|&b| b == b'\n').count() >= 4;
-        let mut found = judge(input.text, tagged, breakout, 0);
-        // (Without a `%XX` pair `percent_deep` would copy the text unchanged.)
-        if input.bytes.contains(b'%') && found.is_none_or(|(_, l)| l > 1) && crate::xss_js::has_percent_pair(input.text.as_bytes()) {
-            let plain = crate::js_lex::percent_deep(input.text);
-            if plain != input.text {
-                let again = judge(&plain, plain.contains('<'), plain.contains('=') && attr_hint(plain.as_bytes()), 0);
-                if again.is_some_and(|(_, l)| found.is_none_or(|(_, b)| l < b)) {
-                    found = again;
-                }
-            }
-        }
-        // `<scr<script>ipt>`: what a filter that strips a tag once leaves behind.
-        if tagged && found.is_none_or(|(_, l)| l > 1) {
-            if let Some(unnested) = unnest_tags(input.text.as_bytes()) {
-                let again = judge(&unnested, true, false, 0);
-                if again.is_some_and(|(_, l)| found.is_none_or(|(_, b)| l < b)) {
-                    found = again;
-                }
-            }
-        }
-        let (reason, mut level) = found?;
-        if long {
-            level = level.max(2);
-        }
-        (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
+        // Markup reflected through a JavaScript string loses the string's escapes first (the
+        // backslash may still be percent-encoded in this text).
+        let Some(text) = crate::js_string_layer::unescape_deep(input.text) else { return found };
+        let again = inspect_text(&Input { text: &text, bytes: crate::ByteSet::of(&text), ..*input });
+        crate::compat_fold::lower_level(found, again)
     }
+}
+
+fn inspect_text(input: &Input<'_>) -> Option<Finding> {
+    let encoded = input.bytes.contains(b'%');
+    let tagged = input.bytes.contains(b'<');
+    let breakout = input.bytes.any(b"\"'") && input.bytes.contains(b'=') && attr_hint(input.text.as_bytes());
+    if !tagged && !breakout && !encoded || input.text.len() > 256 * 1024 {
+        return None;
+    }
+    let long = input.text.len() > 1000 || input.text.bytes().filter(|&b| b == b'\n').count() >= 4;
+    let mut found = judge(input.text, tagged, breakout, 0);
+    // (Without a `%XX` pair `percent_deep` would copy the text unchanged.)
+    if input.bytes.contains(b'%') && found.is_none_or(|(_, l)| l > 1) && crate::xss_js::has_percent_pair(input.text.as_bytes()) {
+        let plain = crate::js_lex::percent_deep(input.text);
+        if plain != input.text {
+            let again = judge(&plain, plain.contains('<'), plain.contains('=') && attr_hint(plain.as_bytes()), 0);
+            if again.is_some_and(|(_, l)| found.is_none_or(|(_, b)| l < b)) {
+                found = again;
+            }
+        }
+    }
+    // `<scr<script>ipt>`: what a filter that strips a tag once leaves behind.
+    if tagged && found.is_none_or(|(_, l)| l > 1) {
+        if let Some(unnested) = unnest_tags(input.text.as_bytes()) {
+            let again = judge(&unnested, true, false, 0);
+            if again.is_some_and(|(_, l)| found.is_none_or(|(_, b)| l < b)) {
+                found = again;
+            }
+        }
+    }
+    let (reason, mut level) = found?;
+    if long {
+        level = level.max(2);
+    }
+    (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
 }
 
 /// Some `=` follows an event-handler or URL attribute name: only then can a value without a

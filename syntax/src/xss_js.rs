@@ -115,8 +115,9 @@ const KEYWORDS: &[&str] = &[
 
 impl Check for XssJs {
     fn trigger(&self) -> Trigger {
-        // A call, a template literal, an assignment (`=`) or a `%` hiding one (see `inspect`).
-        Trigger::any_of(b"(`%=")
+        // A call, a template literal, an assignment (`=`), a `%` hiding one (see `inspect`), or
+        // the lead byte of a full-width form (`（`) that a normalising back end reads as ASCII.
+        Trigger::any_of(b"(`%=\xef")
     }
 
     fn detector(&self) -> &'static str {
@@ -124,35 +125,40 @@ impl Check for XssJs {
     }
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
-        // Every form needs a call (`(`), a template literal, or a handler assignment with
-        // `throw`; `%` may hide them.
-        let assigns = input.bytes.contains(b'=') && ["throw", "location", "src"].iter().any(|w| input.text.contains(w));
-        if !input.bytes.any(b"(`%") && !assigns || input.text.len() > 64 * 1024 {
-            return None;
-        }
-        // A `%` that starts no `%XX` (`50% off`) hides nothing, and without `(`, a backtick,
-        // `=` or `[` (JSFuck) the lexer yields no call, template, assignment or JSFuck run:
-        // such prose is not lexed at all.
-        if !input.bytes.any(b"(`=[") && !has_percent_pair(input.text.as_bytes()) {
-            return None;
-        }
-        // `{{constructor.constructor('...')()}}` is a template expression: the SSTI check's.
-        if !worth_lexing(input) || input.text.contains("{{") && input.text.contains("}}") {
-            return None;
-        }
-        let mut level = level_of(input.text);
-        if input.bytes.contains(b'%') && level != Some(1) && has_percent_pair(input.text.as_bytes()) {
-            let plain = crate::js_lex::percent_deep(input.text);
-            if plain != input.text {
-                level = match (level, level_of(&plain)) {
-                    (Some(a), Some(b)) => Some(a.min(b)),
-                    (a, b) => a.or(b),
-                };
-            }
-        }
-        let level = level?;
-        (level <= input.sensitivity).then_some(Finding { reason: REASON, score: 0.95, level })
+        // Full-width and other compatibility forms reach a normalising back end as ASCII.
+        crate::compat_fold::with_folded(input, inspect_text)
     }
+}
+
+fn inspect_text(input: &Input<'_>) -> Option<Finding> {
+    // Every form needs a call (`(`), a template literal, or a handler assignment with
+    // `throw`; `%` may hide them.
+    let assigns = input.bytes.contains(b'=') && ["throw", "location", "src"].iter().any(|w| input.text.contains(w));
+    if !input.bytes.any(b"(`%") && !assigns || input.text.len() > 64 * 1024 {
+        return None;
+    }
+    // A `%` that starts no `%XX` (`50% off`) hides nothing, and without `(`, a backtick,
+    // `=` or `[` (JSFuck) the lexer yields no call, template, assignment or JSFuck run:
+    // such prose is not lexed at all.
+    if !input.bytes.any(b"(`=[") && !has_percent_pair(input.text.as_bytes()) {
+        return None;
+    }
+    // `{{constructor.constructor('...')()}}` is a template expression: the SSTI check's.
+    if !worth_lexing(input) || input.text.contains("{{") && input.text.contains("}}") {
+        return None;
+    }
+    let mut level = level_of(input.text);
+    if input.bytes.contains(b'%') && level != Some(1) && has_percent_pair(input.text.as_bytes()) {
+        let plain = crate::js_lex::percent_deep(input.text);
+        if plain != input.text {
+            level = match (level, level_of(&plain)) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+        }
+    }
+    let level = level?;
+    (level <= input.sensitivity).then_some(Finding { reason: REASON, score: 0.95, level })
 }
 
 /// Every finding needs an escape, a bracket, a template literal or an encoding, or a call

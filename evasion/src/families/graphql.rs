@@ -1,5 +1,6 @@
 //! GraphQL abuse as whole requests: full-schema introspection, alias overloading, many
-//! operations in one document, deep nesting, directive overloading and circular fragments,
+//! operations in one document or in a JSON array of documents, deep nesting, directive
+//! overloading and circular fragments,
 //! each built from random field names, argument values and formatting, and sent the ways
 //! clients send GraphQL (POST JSON, GET `?query=`, `application/graphql`).
 
@@ -54,7 +55,14 @@ fn alias_overloading(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
                 1 => format!("{field}{k}"),
                 _ => format!("x_{}", k * 7 + 3),
             };
-            format!("{alias}: {field}(id: {}) {{ {leaf} }}{s}", rng.below(100_000))
+            // Brute force batches one mutation under many aliases: scalar arguments, an input
+            // object, or variables.
+            let args = match rng.below(3) {
+                0 => format!("id: {}", rng.below(100_000)),
+                1 => format!("input: {{ email: \"u{}@example.com\", password: \"pw{k}\" }}", rng.below(100)),
+                _ => format!("code: \"{:06}\", otp: $otp", rng.below(1_000_000)),
+            };
+            format!("{alias}: {field}({args}) {{ {leaf} }}{s}")
         })
         .collect();
     format!("{keyword} {{{s}{body}}}")
@@ -103,6 +111,35 @@ fn circular_fragments(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
     doc
 }
 
+/// Many small documents, each harmless alone, sent as one JSON array (Apollo-style batching,
+/// which servers run element by element): the request's operations add up.
+fn json_array_batch(rng: &mut Rng, names: &mut Vec<&'static str>) -> (String, String) {
+    names.push("json-array-batch");
+    let n = rng.range(11, 80);
+    let docs: Vec<String> = (0..n)
+        .map(|k| {
+            let args = if rng.chance(0.5) { format!("(id: {})", rng.below(100_000)) } else { String::new() };
+            match rng.below(3) {
+                0 => format!("{{ {}{args} {{ {} }} }}", rng.pick(FIELDS), rng.pick(LEAVES)),
+                1 => format!("query {} {{ {}{args} {{ {} }} }}", name(rng, "q"), rng.pick(FIELDS), rng.pick(LEAVES)),
+                _ => format!("mutation {} {{ login(user: \"admin\", password: \"pw{k}\") {{ token }} }}", name(rng, "m")),
+            }
+        })
+        .collect();
+    let body = docs
+        .iter()
+        .map(|d| {
+            if rng.chance(0.5) {
+                format!("{{\"query\":{}}}", json_string(d))
+            } else {
+                format!("{{\"operationName\":null,\"variables\":{{}},\"query\":{}}}", json_string(d))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    (docs.join("\n"), format!("[{body}]"))
+}
+
 impl Family for Graphql {
     fn name(&self) -> &'static str {
         "graphql"
@@ -114,6 +151,15 @@ impl Family for Graphql {
 
     fn generate(&self, rng: &mut Rng) -> Variant {
         let mut names: Vec<&'static str> = Vec::new();
+        let path = *rng.pick(PATHS);
+        if rng.chance(1.0 / 7.0) {
+            let (docs, body) = json_array_batch(rng, &mut names);
+            let request = Request::new("POST", path)
+                .header("Content-Type", "application/json")
+                .header("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0")
+                .body(&body);
+            return Variant { family: "graphql", mutation: join(&names), payload: docs, carrier: Carrier::Request(request) };
+        }
         let doc = match rng.below(6) {
             0 => introspection(rng, &mut names),
             1 => alias_overloading(rng, &mut names),
@@ -122,7 +168,6 @@ impl Family for Graphql {
             4 => directive_overloading(rng, &mut names),
             _ => circular_fragments(rng, &mut names),
         };
-        let path = *rng.pick(PATHS);
         let request = match rng.below(4) {
             0 => {
                 names.push("get");

@@ -107,8 +107,23 @@ impl Family for Jndi {
 /// `word` with a share of its characters written as lookups that evaluate to them.
 fn spell(rng: &mut Rng, word: &str, share: f64, kinds: &mut Vec<&'static str>) -> String {
     let mut out = String::new();
-    for c in word.chars() {
-        if rng.chance(share) {
+    let chars: Vec<char> = word.chars().collect();
+    let mut k = 0;
+    while k < chars.len() {
+        let c = chars[k];
+        k += 1;
+        if rng.chance(share) && rng.chance(0.25) && k < chars.len() {
+            // A run of letters through one case lookup: `${lower:JN}`, `${upper:ndi}`.
+            note(kinds, "case-chunk");
+            let end = (k + rng.range(0, 3)).min(chars.len());
+            let chunk: String = std::iter::once(c).chain(chars[k..end].iter().copied()).collect();
+            k = end;
+            if rng.chance(0.5) {
+                out.push_str(&format!("${{lower:{}}}", chunk.to_ascii_uppercase()));
+            } else {
+                out.push_str(&format!("${{upper:{chunk}}}"));
+            }
+        } else if rng.chance(share) {
             out.push_str(&lookup(rng, c, kinds));
         } else if rng.chance(0.3) {
             out.push(c.to_ascii_uppercase());

@@ -42,6 +42,17 @@ fn dots(rng: &mut Rng) -> (&'static str, &'static str) {
         ("\u{ff0e}\u{ff0e}", "fullwidth"),
         ("....", "filter-double"),
         ("...", "triple-dot"),
+        // A `%` that starts no escape, dropped by a lax decoder.
+        (".%.", "stray-pct"),
+        ("%.%.", "stray-pct"),
+        // Overlong forms strict decoders reject: the continuation byte's `%` left out, an
+        // ASCII continuation byte, four-byte leads.
+        ("%c0ae%c0ae", "overlong-bare"),
+        ("%C0AE%C0AE", "overlong-bare"),
+        ("%c0%2e%c0%2e", "overlong-ascii-cont"),
+        ("%f0%80%80%ae%f0%80%80%ae", "overlong-4"),
+        ("%e0%40%ae%e0%40%ae", "overlong-3-lax"),
+        ("%u2024%u2024", "u-escape-leader"),
     ])
 }
 
@@ -66,6 +77,11 @@ fn separator(rng: &mut Rng) -> (&'static str, &'static str) {
         ("//", "double-slash"),
         (";/", "semicolon"),
         ("/./", "dot-segment"),
+        ("%c0af", "overlong-slash-bare"),
+        ("%C1%1C", "overlong-backslash"),
+        ("%f0%80%80%af", "overlong-4-slash"),
+        ("%/", "stray-pct-slash"),
+        ("\u{2215}", "division-slash"),
     ])
 }
 

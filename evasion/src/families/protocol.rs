@@ -83,12 +83,60 @@ fn connection(rng: &mut Rng, names: &mut Vec<&'static str>) -> Request {
     base("GET", rng).header("Connection", &value)
 }
 
+/// `chunked` bent so that one parser honours it and another does not: padding, a second
+/// coding, a prefix or suffix, another case.
+fn bent_chunked(rng: &mut Rng) -> String {
+    let pad = |rng: &mut Rng| *rng.pick(&[" ", "\t", "  ", " \t", "\x0b", "\x0c"]);
+    match rng.below(6) {
+        0 => format!("chunked{}", pad(rng)),
+        1 => format!("{}chunked", pad(rng)),
+        2 => format!("{}chunked", rng.pick(&["x", "cow; ", "gzip, ", "identity, ", "chunked, "])),
+        3 => format!("chunked{}", rng.pick(&[", identity", ", chunked", ";q=1", "x", ",", "\"\""])),
+        4 => rng.pick(&["identity", "chu nked", "chunk", "ch\"unked", "\"chunked\""]).to_string(),
+        _ => format!("{}{}", rng.pick(&["Chunked", "CHUNKED", "cHuNkEd"]), pad(rng)),
+    }
+}
+
+/// Framing headers that disagree: both Transfer-Encoding and Content-Length, two different
+/// Content-Lengths, two Transfer-Encodings, or a framing header whose name is bent.
+fn framing_pair(rng: &mut Rng, names: &mut Vec<&'static str>, req: Request) -> Request {
+    let length = rng.range(1, 500).to_string();
+    match rng.below(4) {
+        0 => {
+            names.push("te-and-cl");
+            if rng.chance(0.5) {
+                req.header("Content-Length", &length).header("Transfer-Encoding", "chunked")
+            } else {
+                req.header("Transfer-Encoding", "chunked").header("Content-Length", &length)
+            }
+        }
+        1 => {
+            names.push("cl-conflict");
+            req.header("Content-Length", &length).header("Content-Length", &(rng.range(501, 9000)).to_string())
+        }
+        2 => {
+            names.push("te-repeated");
+            req.header("Transfer-Encoding", "chunked").header("Transfer-Encoding", *rng.pick(&["chunked", "identity", "gzip"]))
+        }
+        _ => {
+            names.push("bent-name");
+            let name = *rng.pick(&["Transfer-Encoding ", "Transfer_Encoding", " Transfer-Encoding", "Transfer-Encoding\t", "Content-Length ", "Content_Length", "Transfer--Encoding"]);
+            let value = if name.contains("ength") { length } else { "chunked".to_string() };
+            req.header(name, &value)
+        }
+    }
+}
+
 fn framing(rng: &mut Rng, names: &mut Vec<&'static str>) -> Request {
     let body = "0\r\n\r\nGET /admin HTTP/1.1\r\nHost: localhost\r\n\r\n";
-    if rng.chance(0.6) {
+    let roll = rng.below(10);
+    if roll < 4 {
         names.push("transfer-encoding");
-        let te = *rng.pick(&["chunked, identity", "xchunked", "chunked\t", "identity", "chunked, chunked", "gzip, chunked", "chu nked", "chunk", "\tchunked", "cow; chunked"]);
-        base("POST", rng).header("Transfer-Encoding", te).body(body)
+        let te = bent_chunked(rng);
+        base("POST", rng).header("Transfer-Encoding", &te).body(body)
+    } else if roll < 7 {
+        let req = base("POST", rng);
+        framing_pair(rng, names, req).body(body)
     } else {
         names.push("content-length");
         let cl = match rng.below(5) {

@@ -9,7 +9,7 @@
 //! (entities, tabs, leading controls), open tag, transport encodings.
 
 use super::xss_js::{base64, expression};
-use crate::mutate::{html_entities, join, random_case, transport_layer};
+use crate::mutate::{compat_forms, html_entities, join, random_case, transport_layer};
 use crate::{Carrier, Family, Rng, Variant};
 
 /// Attribute separators the tokenizer spec accepts besides a space.
@@ -81,6 +81,17 @@ impl Family for XssHtml {
 
     fn generate(&self, rng: &mut Rng) -> Variant {
         let mut muts: Vec<&'static str> = Vec::new();
+        if rng.chance(0.03) {
+            // The end tag of a raw-text element alone: a probe for breaking out of an inline
+            // script, style or textarea before the payload is sent.
+            muts.push("close-probe");
+            let element = *rng.pick(&["script", "style", "textarea", "title", "noscript", "xmp", "iframe"]);
+            let element = name_case(rng, element, &mut muts);
+            let tail = *rng.pick(&[">", "", "/>", " x>", " >", "\t>", " foo=bar>"]);
+            let (payload, layer) = transport_layer(rng, &format!("</{element}{tail}"));
+            muts.push(layer);
+            return Variant { family: self.name(), mutation: join(&muts), payload, carrier: Carrier::Value };
+        }
         let (js, _) = expression(rng, &mut Vec::new());
         let payload = match rng.below(12) {
             0..=4 => event_handler(rng, &js, &mut muts),
@@ -110,6 +121,29 @@ impl Family for XssHtml {
         let payload = if payload.starts_with('<') && rng.chance(0.3) {
             muts.push("context-breakout");
             format!("{}{payload}", rng.pick(BREAKOUTS))
+        } else {
+            payload
+        };
+        // Reflected through a JavaScript string literal: its escapes stand for the
+        // separators and quotes (`<svg onload\r\n=...>`, `src=\"x\"`, `<\/script>`).
+        let payload = if rng.chance(0.08) && payload.contains([' ', '"', '/']) {
+            muts.push("js-string-escaped");
+            payload
+                .chars()
+                .map(|c| match c {
+                    ' ' => rng.pick(&["\\n", "\\t", "\\r\\n", "\\f", " "]).to_string(),
+                    '"' => "\\\"".to_string(),
+                    '/' if rng.chance(0.5) => "\\/".to_string(),
+                    _ => c.to_string(),
+                })
+                .collect()
+        } else {
+            payload
+        };
+        let payload = if rng.chance(0.1) {
+            muts.push("compat-forms");
+            let share = *rng.pick(&[0.3, 0.6, 1.0]);
+            compat_forms(rng, &payload, share)
         } else {
             payload
         };

@@ -363,7 +363,22 @@ pub fn decoded_view(text: &str) -> String {
 /// The detectors that fire on any field of the request, plain or decoded, at `level`.
 pub fn detect(request: &Request, level: u8) -> Vec<(&'static str, String)> {
     let mut found = Vec::new();
-    for f in fields_of(request) {
+    let fields = fields_of(request);
+    // The engine's request-level checks (scoring/src/request_checks.rs): framing headers read
+    // together, GraphQL operations summed over the request's `query` documents.
+    let headers = request.headers.iter().map(|(n, v)| (n.as_str(), v.as_str()));
+    if let Some(finding) = syntax::framing::framing_anomaly(headers, level) {
+        found.push((finding.reason, String::new()));
+    }
+    let documents: Vec<u32> = fields
+        .iter()
+        .filter(|f| f.name == "query" && matches!(f.place, syntax::Place::QueryValue | syntax::Place::BodyValue))
+        .filter_map(|f| syntax::graphql::operation_count(&f.text))
+        .collect();
+    if documents.len() > 1 && documents.iter().map(|&n| n.max(1)).sum::<u32>() > syntax::graphql::MAX_BATCHED_OPERATIONS {
+        found.push(("graphql:batched-operations", String::new()));
+    }
+    for f in fields {
         let decoded = decoded_view(&f.text);
         for (text, is_decoded) in [(f.text.as_str(), false), (decoded.as_str(), true)] {
             let mut input = Input::new(text);
