@@ -4,8 +4,9 @@
 //!
 //! `bench_compare --baseline benches/baseline.tsv DIR...` compares; `--write` rewrites the
 //! baseline instead (with `--note TEXT` saying how it was measured). DIR is a criterion output
-//! directory (`CRITERION_HOME`); with several, each bench's lowest median counts (the least
-//! disturbed of repeated runs). scripts/bench-quick is the caller.
+//! directory (`CRITERION_HOME`); with several (repeated runs), each bench's figure is the median
+//! of its runs' medians: a lowest-of-N baseline would sit below what one run in make test
+//! measures and warn on noise. scripts/bench-quick is the caller.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,24 +44,30 @@ fn parse_args() -> Result<Options, String> {
 }
 
 /// Every `new/benchmark.json` under `dir` (criterion's latest run of each bench) with the
-/// median of its sibling `estimates.json`.
-fn read_criterion(dir: &Path, figures: &mut Figures) -> Result<(), String> {
+/// median of its sibling `estimates.json`, added to that bench's runs.
+fn read_criterion(dir: &Path, runs: &mut BTreeMap<String, Vec<f64>>) -> Result<(), String> {
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
-            read_criterion(&path, figures)?;
+            read_criterion(&path, runs)?;
         } else if path.file_name().is_some_and(|n| n == "benchmark.json") && path.parent().is_some_and(|p| p.ends_with("new")) {
             let id = read_json(&path)?["full_id"].as_str().map(str::to_owned).ok_or(format!("{}: no full_id", path.display()))?;
             let estimates = path.with_file_name("estimates.json");
             let median = read_json(&estimates)?["median"]["point_estimate"]
                 .as_f64()
                 .ok_or(format!("{}: no median", estimates.display()))?;
-            let slot = figures.entry(id).or_insert(median);
-            *slot = slot.min(median);
+            runs.entry(id).or_default().push(median);
         }
     }
     Ok(())
+}
+
+/// The middle value (the mean of the two middle ones for an even count).
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    if values.len() % 2 == 0 { (values[mid - 1] + values[mid]) / 2.0 } else { values[mid] }
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value, String> {
@@ -128,10 +135,11 @@ fn compare(baseline: &Figures, now: &Figures, warn_ratio: f64) {
 
 fn run() -> Result<(), String> {
     let opts = parse_args()?;
-    let mut now = Figures::new();
+    let mut runs = BTreeMap::new();
     for dir in &opts.dirs {
-        read_criterion(dir, &mut now)?;
+        read_criterion(dir, &mut runs)?;
     }
+    let now: Figures = runs.into_iter().map(|(id, mut ns)| (id, median(&mut ns))).collect();
     if now.is_empty() {
         return Err("no criterion figures found".into());
     }
