@@ -82,8 +82,14 @@ fn bench_score_all(c: &mut Criterion) {
     g.finish();
 }
 
-/// The ONNX Runtime library, or None (with a note) when it is missing: the model benches skip.
+/// The ONNX Runtime library, or None (with a note) when it is missing or RAMPART_BENCH_MODELS=0
+/// (scripts/bench-quick: a criterion filter skips a bench, not its model loading): the model
+/// benches skip.
 fn ort_dylib(group: &str) -> Option<PathBuf> {
+    if std::env::var_os("RAMPART_BENCH_MODELS").is_some_and(|v| v == "0") {
+        eprintln!("{group}: RAMPART_BENCH_MODELS=0, skipped");
+        return None;
+    }
     let ort = std::env::var("ORT_DYLIB_PATH")
         .map(PathBuf::from)
         .unwrap_or_else(|_| root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"));
