@@ -1,56 +1,42 @@
-//! Scale-out fixtures: real nginx balancing round-robin over several proxies, and an upstream
-//! that counts what reaches it and can be made slow (`/slow...` waits [`SLOW`]) so a test can
-//! hold requests in flight.
+//! Scale-out fixtures: real nginx balancing round-robin over several proxies, and a request
+//! held in flight by its client (the body arrives in two parts).
 
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::body::Incoming;
-use hyper::{Request, Response};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::common::nginx::free_port;
 
-/// How long an upstream `/slow...` request takes.
-pub const SLOW: Duration = Duration::from_millis(600);
-
-pub struct Upstream {
-    pub addr: SocketAddr,
-    pub seen: Arc<AtomicUsize>,
-    _stop: tokio::sync::oneshot::Sender<()>,
+/// A POST whose head and first body bytes are sent; [`HeldRequest::finish`] sends the rest and
+/// reads the answer. Between the two the request is in flight on the server.
+pub struct HeldRequest {
+    stream: tokio::net::TcpStream,
 }
 
-/// Answers 200 `upstream ok` to everything, after [`SLOW`] for paths starting `/slow`.
-pub async fn upstream() -> Upstream {
-    let seen = Arc::new(AtomicUsize::new(0));
-    let count = seen.clone();
-    let listener = net::bind("127.0.0.1:0".parse().unwrap()).unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(net::serve(
-        listener,
-        move |req: Request<Incoming>, _conn| {
-            let count = count.clone();
-            async move {
-                let slow = req.uri().path().starts_with("/slow");
-                let _ = req.into_body().collect().await;
-                if slow {
-                    tokio::time::sleep(SLOW).await;
-                }
-                count.fetch_add(1, Ordering::Relaxed);
-                Response::new(Full::new(Bytes::from_static(b"upstream ok")))
-            }
-        },
-        async move {
-            let _ = rx.await;
-        },
-    ));
-    Upstream { addr, seen, _stop: tx }
+const HELD_BODY: (&str, &str) = ("note=hello", "+there+friend");
+
+impl HeldRequest {
+    pub async fn start(addr: SocketAddr) -> HeldRequest {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.expect("the proxy accepts");
+        let head = format!(
+            "POST /orders/notes HTTP/1.1\r\nHost: shop.example\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+            HELD_BODY.0.len() + HELD_BODY.1.len(),
+            HELD_BODY.0
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        HeldRequest { stream }
+    }
+
+    /// The rest of the body, then the whole answer as text.
+    pub async fn finish(mut self) -> String {
+        self.stream.write_all(HELD_BODY.1.as_bytes()).await.expect("the connection is still open");
+        let mut answer = Vec::new();
+        let _ = self.stream.read_to_end(&mut answer).await;
+        String::from_utf8_lossy(&answer).into_owned()
+    }
 }
 
 /// nginx round-robin over `backends` (a connect error moves the request to the next one, as
