@@ -8,6 +8,7 @@ use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
 
 use crate::decision::{FailMode, KillResponse, OversizeBody, PartialPolicy, Policy, WafMode};
+use crate::scorer::InferenceUrls;
 
 /// A gate setting chosen by name on the command line: each value, its name and its help.
 /// The enums live in the gate (no clap there); this is how clap spells them.
@@ -204,6 +205,18 @@ fn parse_plain_http_url(s: &str) -> Result<hyper::Uri, String> {
     }
 }
 
+/// INFERENCE_URL: each item checked like any URL setting, then the list as a whole.
+fn parse_inference_urls(s: &str) -> Result<InferenceUrls, String> {
+    let bases = s
+        .split(',')
+        .map(|item| match item.trim() {
+            "" => Err("an empty item in the list (a stray comma?); INFERENCE_URL takes http:// URLs separated by commas".to_string()),
+            item => parse_plain_http_url(item),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    InferenceUrls::new(bases)
+}
+
 /// The operating mode at start-up (spec 1.4).
 #[derive(Clone, Debug, Args)]
 pub struct ModeArgs {
@@ -214,9 +227,11 @@ pub struct ModeArgs {
 /// Where scoring happens: in process, or the inference service at INFERENCE_URL.
 #[derive(Clone, Debug, Args)]
 pub struct ScorerArgs {
-    /// Inference service to call instead of scoring in process.
-    #[arg(long = "inference-url", env = "INFERENCE_URL", value_name = "INFERENCE_URL", value_parser = parse_plain_http_url)]
-    pub inference_url: Option<hyper::Uri>,
+    /// Inference service(s) to call instead of scoring in process: one or more http:// URLs,
+    /// comma-separated; calls rotate over the healthy ones (docs/PROXY.md, "Several inference
+    /// services").
+    #[arg(long = "inference-url", env = "INFERENCE_URL", value_name = "INFERENCE_URL", value_parser = parse_inference_urls)]
+    pub inference_url: Option<InferenceUrls>,
     /// Deadline for one inference call (connect + answer), in milliseconds; past it the
     /// request counts as a scoring failure (see WAF_ON_SCORING_ERROR).
     #[arg(long = "inference-timeout-ms", env = "INFERENCE_TIMEOUT_MS", value_name = "INFERENCE_TIMEOUT_MS", default_value = "1000", value_parser = clap::value_parser!(u64).range(1..=600_000))]

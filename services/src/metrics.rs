@@ -145,6 +145,7 @@ impl Metrics {
             "Verdicts without a model's opinion, by why (model-overloaded and model-deadline: shed by the model queue)",
             MISSING_MODEL_CODES.map(|why| WhyLabel { why }),
         );
+        crate::scorer::pool::register(&mut registry);
         Metrics {
             scoring_errors,
             model_missing,

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
@@ -19,6 +19,11 @@ use serde::{Deserialize, Serialize};
 
 use scoring::model::ModelError;
 use scoring::{Engine, ScoreContext, ScoreInput};
+
+pub mod pool;
+
+use pool::Pool;
+pub use pool::InferenceUrls;
 
 /// What is scored: the spec's request_text plus the headers of interest.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -169,12 +174,13 @@ impl Scorer for InProcessScorer {
     }
 }
 
-/// The inference service at INFERENCE_URL: `POST /score/all`, pooled keep-alive connections,
-/// one deadline for connect + answer.
+/// The inference services at INFERENCE_URL: `POST /score/all`, pooled keep-alive connections,
+/// one deadline for the whole call. Several addresses share the calls ([`pool`]); a call that
+/// fails on one address for a reason of that address (unreachable, timeout, 502/503/504) is
+/// tried once more on another within the same deadline.
 pub struct RemoteScorer {
     client: Client<HttpConnector, Full<Bytes>>,
-    score_all: Uri,
-    base: String,
+    pool: Arc<Pool>,
     timeout: Duration,
     /// False while the service's last answer said a model is still loading.
     ready: AtomicBool,
@@ -219,8 +225,11 @@ struct ScoreAllAnswer {
     partial: Option<String>,
 }
 
+/// Tries per call: the first address, then one other.
+const ATTEMPTS: usize = 2;
+
 impl RemoteScorer {
-    pub fn new(base: &Uri, timeout: Duration) -> Self {
+    pub fn new(urls: &InferenceUrls, timeout: Duration) -> Self {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(timeout));
@@ -228,23 +237,66 @@ impl RemoteScorer {
             .pool_idle_timeout(Duration::from_secs(60))
             .pool_max_idle_per_host(256)
             .build(connector);
-        let trimmed = base.to_string().trim_end_matches('/').to_string();
-        let score_all = format!("{trimmed}/score/all").parse().expect("a valid base URL plus a path is a valid URL");
-        RemoteScorer { client, score_all, base: trimmed, timeout, ready: AtomicBool::new(true) }
+        RemoteScorer { client, pool: Arc::new(Pool::new(urls)), timeout, ready: AtomicBool::new(true) }
     }
 
-    async fn call(&self, query: &ScoreQuery) -> Result<Verdict, ScoreError> {
+    /// Each try but the last gets two thirds of the time left, so a hung address leaves
+    /// time to ask another.
+    async fn score_on_pool(&self, query: &ScoreQuery) -> Result<Verdict, ScoreError> {
+        self.start_due_probes();
+        let deadline = Instant::now() + self.timeout;
+        let order = self.pool.candidates(ATTEMPTS);
+        let mut last = ScoreError::Timeout(self.timeout);
+        for (attempt, &index) in order.iter().enumerate() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let budget = if attempt + 1 < order.len() { left * 2 / 3 } else { left };
+            self.pool.count_call(index);
+            let outcome = match tokio::time::timeout(budget, self.call(index, query, budget)).await {
+                Ok(result) => result,
+                Err(_) => Err(ScoreError::Timeout(self.timeout)),
+            };
+            match outcome {
+                Ok(verdict) => {
+                    self.pool.mark_up(index);
+                    return Ok(verdict);
+                }
+                Err(err) if address_failed(&err) => {
+                    self.pool.mark_down(index, Instant::now());
+                    last = err;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        Err(last)
+    }
+
+    /// Starts a `GET /ready` probe for each down address whose back-off has passed.
+    fn start_due_probes(&self) {
+        for index in self.pool.claim_probes(Instant::now()) {
+            let (pool, client, timeout) = (self.pool.clone(), self.client.clone(), self.timeout);
+            tokio::spawn(async move {
+                let uri = pool.member(index).ready.clone();
+                let ready = matches!(tokio::time::timeout(timeout, client.get(uri)).await, Ok(Ok(resp)) if resp.status().is_success());
+                pool.probe_done(index, ready, Instant::now());
+            });
+        }
+    }
+
+    async fn call(&self, index: usize, query: &ScoreQuery, budget: Duration) -> Result<Verdict, ScoreError> {
         let body = serde_json::to_vec(query).map_err(ScoreError::Encode)?;
         let mut req = Request::new(Full::new(Bytes::from(body)));
         *req.method_mut() = Method::POST;
-        *req.uri_mut() = self.score_all.clone();
+        *req.uri_mut() = self.pool.member(index).score_all.clone();
         req.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         // The service shares its models fairly by client and stops model work when this
         // call would have timed out anyway.
         if let Some(client) = query.client.as_deref().and_then(|c| HeaderValue::from_str(c).ok()) {
             req.headers_mut().insert(CLIENT_HEADER, client);
         }
-        req.headers_mut().insert(DEADLINE_HEADER, HeaderValue::from(self.timeout.as_millis() as u64));
+        req.headers_mut().insert(DEADLINE_HEADER, HeaderValue::from(budget.as_millis() as u64));
         let resp = self.client.request(req).await.map_err(|e| ScoreError::Unreachable(Box::new(e)))?;
         let status = resp.status();
         let incomplete = resp
@@ -276,18 +328,22 @@ impl RemoteScorer {
     }
 }
 
+/// A failure of the address rather than of the request: another address may answer.
+fn address_failed(err: &ScoreError) -> bool {
+    match err {
+        ScoreError::Unreachable(_) | ScoreError::Timeout(_) | ScoreError::AnswerUnreadable(_) => true,
+        ScoreError::BadStatus { status, .. } => matches!(status, 502..=504),
+        _ => false,
+    }
+}
+
 impl Scorer for RemoteScorer {
     fn score<'a>(&'a self, query: &'a ScoreQuery) -> ScoreFuture<'a> {
-        Box::pin(async move {
-            match tokio::time::timeout(self.timeout, self.call(query)).await {
-                Ok(result) => result,
-                Err(_) => Err(ScoreError::Timeout(self.timeout)),
-            }
-        })
+        Box::pin(self.score_on_pool(query))
     }
 
     fn location(&self) -> String {
-        self.base.clone()
+        (0..self.pool.len()).map(|i| self.pool.member(i).base.as_str()).collect::<Vec<_>>().join(",")
     }
 
     fn ready(&self) -> bool {
@@ -296,7 +352,8 @@ impl Scorer for RemoteScorer {
 
     fn detectors(&self) -> DetectorsFuture<'_> {
         Box::pin(async move {
-            let Ok(uri) = format!("{}/health", self.base).parse::<Uri>() else { return BTreeMap::new() };
+            let Some(&index) = self.pool.candidates(1).first() else { return BTreeMap::new() };
+            let Ok(uri) = format!("{}/health", self.pool.member(index).base).parse::<Uri>() else { return BTreeMap::new() };
             let fetch = async {
                 let resp = self.client.get(uri).await.ok()?;
                 let bytes = Limited::new(resp.into_body(), MAX_ANSWER_BYTES).collect().await.ok()?.to_bytes();
