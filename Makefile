@@ -47,6 +47,11 @@ evasion: build
 bench: bootstrap
 	$(CARGO) bench -p rampart-benches
 
+## Re-measure benches/baseline.tsv, the figures make test's quick bench compares with (3 runs, median each).
+.PHONY: bench-baseline
+bench-baseline: bootstrap
+	scripts/bench-quick --write-baseline
+
 ## Rampart's proxy vs a bare nginx reverse proxy under wrk load (prints figures; no timed assertions).
 .PHONY: bench-proxy
 bench-proxy: bootstrap

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use rampart_benches::{form_1k, json_1k, ATTACKS};
 use scoring::fields::FieldLimits;
 use scoring::model::onnx::{init_runtime, OnnxExecutor};
 use scoring::model::{BatchConfig, BatchQueue};
@@ -17,7 +18,6 @@ use scoring::normalize;
 use scoring::patterns::{Hits, PatternStage};
 use scoring::request::parse_request;
 use scoring::views::{ViewKind, Views};
-use rampart_benches::{form_1k, json_1k, ATTACKS};
 use scoring::{Engine, EngineConfig, ScoreInput};
 
 fn root() -> PathBuf {
@@ -161,9 +161,7 @@ fn bench_score_all_models(c: &mut Criterion) {
     let sqli = "GET /item?id=1%27%20AND%20SLEEP(5)--%20\n";
     let form = form_1k();
     for (name, text) in [("chat_prompt", chat), ("sqli_field", sqli), ("benign_form_1k", form.as_str())] {
-        g.bench_function(name, |b| {
-            b.iter(|| rt.block_on(engine.score_all(&ScoreInput { request_text: black_box(text), headers: &[] })))
-        });
+        g.bench_function(name, |b| b.iter(|| rt.block_on(engine.score_all(&ScoreInput { request_text: black_box(text), headers: &[] }))));
     }
     g.finish();
 }

@@ -28,9 +28,7 @@ pub fn double_percent(text: &str) -> String {
 
 /// Each ASCII letter upper- or lower-cased at random.
 pub fn random_case(rng: &mut Rng, text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_ascii_alphabetic() && rng.chance(0.5) { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() })
-        .collect()
+    text.chars().map(|c| if c.is_ascii_alphabetic() && rng.chance(0.5) { c.to_ascii_uppercase() } else { c.to_ascii_lowercase() }).collect()
 }
 
 /// Some characters as HTML character references: decimal or hex, zero-padded or not, with or

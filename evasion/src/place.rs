@@ -1,8 +1,8 @@
 //! Puts a variant into a whole HTTP request, in each of the places a real client carries
 //! data, so recall is measured per placement and not only for a query string.
 
-use crate::{Carrier, Variant};
 use crate::mutate::percent_specials;
+use crate::{Carrier, Variant};
 
 /// Where a [`Carrier::Value`] variant goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,15 +24,8 @@ pub enum Placement {
 }
 
 impl Placement {
-    pub const ALL: [Placement; 7] = [
-        Placement::Query,
-        Placement::Form,
-        Placement::Json,
-        Placement::Header,
-        Placement::Cookie,
-        Placement::Xml,
-        Placement::Multipart,
-    ];
+    pub const ALL: [Placement; 7] =
+        [Placement::Query, Placement::Form, Placement::Json, Placement::Header, Placement::Cookie, Placement::Xml, Placement::Multipart];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -111,11 +104,11 @@ fn place_value(payload: &str, placement: Placement) -> Request {
         Placement::Xml => base("POST", "/api/orders")
             .header("Content-Type", "application/xml")
             .body(&format!("<?xml version=\"1.0\"?><order><id>7</id><note>{}</note></order>", xml_text(payload))),
-        Placement::Multipart => base("POST", "/upload")
-            .header("Content-Type", "multipart/form-data; boundary=----rampartEvasion")
-            .body(&format!(
+        Placement::Multipart => {
+            base("POST", "/upload").header("Content-Type", "multipart/form-data; boundary=----rampartEvasion").body(&format!(
                 "------rampartEvasion\r\nContent-Disposition: form-data; name=\"comment\"\r\n\r\n{payload}\r\n------rampartEvasion--\r\n"
-            )),
+            ))
+        }
     }
 }
 

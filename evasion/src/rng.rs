@@ -42,8 +42,14 @@ mod tests {
 
     #[test]
     fn seeded_and_bounded() {
-        let a: Vec<u64> = { let mut r = Rng::new(7); (0..4).map(|_| r.next_u64()).collect() };
-        let b: Vec<u64> = { let mut r = Rng::new(7); (0..4).map(|_| r.next_u64()).collect() };
+        let a: Vec<u64> = {
+            let mut r = Rng::new(7);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
+        let b: Vec<u64> = {
+            let mut r = Rng::new(7);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
         assert_eq!(a, b);
         let mut r = Rng::new(1);
         assert!((0..1000).all(|_| r.below(3) < 3));

@@ -70,11 +70,7 @@ impl AsyncWrite for KillableStream {
         Pin::new(&mut self.inner).poll_write(cx, buf)
     }
 
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
         if self.switch.tripped() {
             return Poll::Ready(Err(Self::refused()));
         }

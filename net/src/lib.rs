@@ -191,6 +191,9 @@ where
             drop(permit);
         });
     }
+    // Close the listening socket first: new connections are refused at once (a balancer moves
+    // on) instead of queueing in the backlog until the in-flight ones have finished.
+    drop(listener);
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await.is_err() {
         tracing::info!("connections still open after {SHUTDOWN_GRACE:?}; closing them");
     }

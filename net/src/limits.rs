@@ -140,10 +140,8 @@ impl ConnGate {
 
     /// Admits one request, or `None` when `max_streams` are in flight (and counts it).
     pub fn admit_stream(self: &Arc<Self>) -> Option<StreamPermit> {
-        let admitted = self
-            .streams
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.limits.max_streams).then_some(n + 1))
-            .is_ok();
+        let admitted =
+            self.streams.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < self.limits.max_streams).then_some(n + 1)).is_ok();
         if !admitted {
             self.note(Refusal::Streams);
         }

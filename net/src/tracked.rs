@@ -14,8 +14,7 @@ use crate::limits::StreamPermit;
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// JSON answer for a request refused because too many are in flight.
-pub(crate) const STREAMS_REFUSAL: &str =
-    r#"{"error":"too_many_requests_in_flight","detail":"the firewall is at its limit of requests in flight (WAF_MAX_STREAMS); retry later"}"#;
+pub(crate) const STREAMS_REFUSAL: &str = r#"{"error":"too_many_requests_in_flight","detail":"the firewall is at its limit of requests in flight (WAF_MAX_STREAMS); retry later"}"#;
 
 pub struct TrackedBody<B> {
     content: Content<B>,

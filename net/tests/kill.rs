@@ -78,9 +78,7 @@ async fn http2_kill_resets_only_that_stream() {
     let served = sender.send_request(req("/ok"));
     let (killed, served) = tokio::join!(killed, served);
     let err = killed.expect_err("the killed stream gets no response");
-    let reason = std::error::Error::source(&err)
-        .and_then(|s| s.downcast_ref::<h2::Error>())
-        .and_then(|e| e.reason());
+    let reason = std::error::Error::source(&err).and_then(|s| s.downcast_ref::<h2::Error>()).and_then(|e| e.reason());
     assert_eq!(reason, Some(h2::Reason::INTERNAL_ERROR), "{err:?}");
     let served = served.expect("the sibling stream is served");
     assert_eq!(served.status(), 200);

@@ -6,11 +6,8 @@
 pub use envoy_types::pb::envoy::config::core::v3::{HeaderMap, HeaderValue, HeaderValueOption};
 pub use envoy_types::pb::envoy::r#type::v3::{HttpStatus, StatusCode};
 pub use envoy_types::pb::envoy::service::ext_proc::v3::external_processor_client::ExternalProcessorClient;
-pub use envoy_types::pb::envoy::service::ext_proc::v3::external_processor_server::{
-    ExternalProcessor, ExternalProcessorServer,
-};
+pub use envoy_types::pb::envoy::service::ext_proc::v3::external_processor_server::{ExternalProcessor, ExternalProcessorServer};
 pub use envoy_types::pb::envoy::service::ext_proc::v3::{
-    body_mutation, common_response, processing_request, processing_response, BodyMutation, BodyResponse,
-    CommonResponse, HeaderMutation, HeadersResponse, HttpBody, HttpHeaders, HttpTrailers, ImmediateResponse,
-    ProcessingRequest, ProcessingResponse, TrailersResponse,
+    body_mutation, common_response, processing_request, processing_response, BodyMutation, BodyResponse, CommonResponse, HeaderMutation,
+    HeadersResponse, HttpBody, HttpHeaders, HttpTrailers, ImmediateResponse, ProcessingRequest, ProcessingResponse, TrailersResponse,
 };

@@ -12,8 +12,21 @@ use scoring::{Engine, EngineConfig, ScoreInput};
 
 /// The skip list before issue 11 (for the "before" figure only).
 const OLD_UNSCORED: &[&str] = &[
-    "accept", "accept-encoding", "accept-language", "authorization", "cache-control", "connection", "content-length",
-    "content-type", "host", "if-modified-since", "if-none-match", "keep-alive", "pragma", "proxy-authorization", "te",
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "authorization",
+    "cache-control",
+    "connection",
+    "content-length",
+    "content-type",
+    "host",
+    "if-modified-since",
+    "if-none-match",
+    "keep-alive",
+    "pragma",
+    "proxy-authorization",
+    "te",
     "upgrade-insecure-requests",
 ];
 
@@ -49,7 +62,9 @@ async fn main() {
                 .unwrap_or_default();
             let old_headers: Vec<(String, String)> = headers
                 .iter()
-                .filter(|(name, _)| name.eq_ignore_ascii_case("content-type") || name.eq_ignore_ascii_case("cookie") || old_policy_scores(name))
+                .filter(|(name, _)| {
+                    name.eq_ignore_ascii_case("content-type") || name.eq_ignore_ascii_case("cookie") || old_policy_scores(name)
+                })
                 .cloned()
                 .collect();
             let before = engine.score_all(&ScoreInput { request_text: &request_text, headers: &old_headers }).await;
@@ -59,7 +74,12 @@ async fn main() {
             flagged_before += usize::from(before.score > threshold);
             flagged_now += usize::from(now.score > threshold);
             if now.score > threshold && before.score <= threshold {
-                println!("newly flagged: {} {method} {path:.80} -> {} ({:.3})", file.rsplit('/').next().unwrap_or(file), now.reason, now.score);
+                println!(
+                    "newly flagged: {} {method} {path:.80} -> {} ({:.3})",
+                    file.rsplit('/').next().unwrap_or(file),
+                    now.reason,
+                    now.score
+                );
             }
             if !now.partial.is_empty() {
                 println!("partial: {method} {path:.80} -> {:?}", now.partial);

@@ -210,10 +210,8 @@ impl Engine {
         let mut model_error = None;
         let mut partial = analysis_partial(&analysis);
         if !models_skipped {
-            let (sqli, pi) = tokio::join!(
-                self.model_score(&analysis, SQLI, &context),
-                self.model_score(&analysis, PROMPT_INJECTION, &context)
-            );
+            let (sqli, pi) =
+                tokio::join!(self.model_score(&analysis, SQLI, &context), self.model_score(&analysis, PROMPT_INJECTION, &context));
             for (id, result) in [(SQLI, sqli), (PROMPT_INJECTION, pi)] {
                 match result {
                     Ok(scored) => {
@@ -299,11 +297,8 @@ impl Engine {
         models_skipped: bool,
         model_error: Option<ModelError>,
     ) -> ScoreAll {
-        let (winner, score) = breakdown
-            .0
-            .iter()
-            .enumerate()
-            .fold((None, 0.0f32), |(w, best), (id, &s)| if s > best { (Some(id), s) } else { (w, best) });
+        let (winner, score) =
+            breakdown.0.iter().enumerate().fold((None, 0.0f32), |(w, best), (id, &s)| if s > best { (Some(id), s) } else { (w, best) });
         let clean = score <= self.config.threshold;
         let reason = match winner {
             Some(id) if !clean => std::mem::take(&mut reasons[id]),
@@ -348,10 +343,7 @@ impl Engine {
             }
         }
         let scores = self.models.score_many_with(detector, texts, context).await?;
-        let (best_idx, best) = scores
-            .iter()
-            .enumerate()
-            .fold((0, 0.0f32), |(bi, b), (i, &s)| if s > b { (i, s) } else { (bi, b) });
+        let (best_idx, best) = scores.iter().enumerate().fold((0, 0.0f32), |(bi, b), (i, &s)| if s > b { (i, s) } else { (bi, b) });
         let decoded = candidates.get(origin.get(best_idx).copied().unwrap_or(0)).is_some_and(|c| c.decoded);
         let slug = DETECTORS[detector].slug;
         let reason = if decoded { format!("{slug}:model (decoded)") } else { format!("{slug}:model") };
@@ -497,7 +489,6 @@ fn analysis_partial(analysis: &Analysis) -> Vec<String> {
     }
     partial
 }
-
 
 #[cfg(test)]
 mod tests {

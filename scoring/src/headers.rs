@@ -55,9 +55,7 @@ pub fn scored_value<'a>(name: &str, value: &'a str) -> Option<Cow<'a, str>> {
 /// parser reads it. None: nothing to forward.
 pub fn forwarded_value<'a>(name: &str, value: &'a str) -> Option<Cow<'a, str>> {
     let lower = name.to_ascii_lowercase();
-    if matches!(lower.as_str(), "content-type" | "cookie" | "content-length" | "transfer-encoding")
-        || syntax::has_log4j_lookup(value)
-    {
+    if matches!(lower.as_str(), "content-type" | "cookie" | "content-length" | "transfer-encoding") || syntax::has_log4j_lookup(value) {
         return Some(Cow::Borrowed(value));
     }
     if is_credential_header(&lower) {
@@ -94,10 +92,7 @@ fn basic_user(value: &str) -> Option<BasicUser> {
         return None;
     }
     use base64::Engine as _;
-    let decoded = base64::engine::general_purpose::STANDARD
-        .decode(rest.trim())
-        .ok()
-        .and_then(|bytes| String::from_utf8(bytes).ok());
+    let decoded = base64::engine::general_purpose::STANDARD.decode(rest.trim()).ok().and_then(|bytes| String::from_utf8(bytes).ok());
     Some(match decoded.as_deref().and_then(|text| text.split_once(':')) {
         // The whole pair: a lookup split by the first `:` (`${jndi` : `ldap://...}`) still
         // reaches a logger that writes the decoded credential.
@@ -134,8 +129,8 @@ fn credential_scored_text(value: &str) -> Option<Cow<'_, str>> {
 /// a Log4j lookup: applications log claims (`sub`, `name`) before or without checking the
 /// signature, so `{"sub":"${jndi:...}"}` in an unsigned token reaches a logger.
 fn token_lookup_text(token: &str) -> Option<String> {
-    use base64::Engine as _;
     use base64::engine::general_purpose::{STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    use base64::Engine as _;
     token.split('.').take(3).filter(|seg| (8..=MAX_TOKEN_SEGMENT).contains(&seg.len())).find_map(|seg| {
         let seg = seg.trim_end_matches('=');
         let bytes = URL_SAFE_NO_PAD.decode(seg).or_else(|_| STANDARD_NO_PAD.decode(seg)).ok()?;
@@ -233,8 +228,7 @@ fn list_of(v: &str, item_ok: impl Fn(&str) -> bool) -> bool {
 /// `en`, `en-US`, `zh-Hant-TW`, `*`.
 fn is_language_range(v: &str) -> bool {
     v == "*"
-        || (!v.is_empty()
-            && v.split('-').all(|sub| !sub.is_empty() && sub.len() <= 8 && sub.bytes().all(|b| b.is_ascii_alphanumeric())))
+        || (!v.is_empty() && v.split('-').all(|sub| !sub.is_empty() && sub.len() <= 8 && sub.bytes().all(|b| b.is_ascii_alphanumeric())))
 }
 
 /// `close`, `keep-alive`, `timeout=5`, `max=100`.
@@ -251,9 +245,10 @@ fn is_plain_connection(v: &str) -> bool {
     const OPTIONS: [&str; 5] = ["close", "keep-alive", "upgrade", "te", "http2-settings"];
     let tokens: Vec<&str> = v.split(',').map(str::trim).filter(|t| !t.is_empty()).collect();
     tokens.len() <= OPTIONS.len()
-        && tokens.iter().enumerate().all(|(k, t)| {
-            OPTIONS.iter().any(|o| o.eq_ignore_ascii_case(t)) && !tokens[..k].iter().any(|u| u.eq_ignore_ascii_case(t))
-        })
+        && tokens
+            .iter()
+            .enumerate()
+            .all(|(k, t)| OPTIONS.iter().any(|o| o.eq_ignore_ascii_case(t)) && !tokens[..k].iter().any(|u| u.eq_ignore_ascii_case(t)))
 }
 
 /// `Sun, 06 Nov 1994 08:49:37 GMT` and the obsolete forms: letters, digits, `, : -` and spaces.

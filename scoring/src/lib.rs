@@ -23,6 +23,6 @@ pub mod transport;
 pub mod verdict;
 pub mod views;
 
-pub use engine::{Engine, EngineConfig, EngineError};
 pub use context::ScoreContext;
+pub use engine::{Engine, EngineConfig, EngineError};
 pub use request::ScoreInput;

@@ -32,7 +32,9 @@ fn is_inert(line: &str) -> bool {
 fn field_value(line: &str) -> &str {
     match line.split_once('=') {
         Some((name, value))
-            if !name.is_empty() && !value.is_empty() && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'[' | b']')) =>
+            if !name.is_empty()
+                && !value.is_empty()
+                && name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'[' | b']')) =>
         {
             value
         }

@@ -134,8 +134,7 @@ impl Gate {
         }
         // Control bytes end no word: sprinkled through a prompt they would hide its words.
         looks_like_prose(text, self.min_words)
-            || text.bytes().any(|b| b < 0x20 && !b.is_ascii_whitespace())
-                && looks_like_prose(&printable_text(text), self.min_words)
+            || text.bytes().any(|b| b < 0x20 && !b.is_ascii_whitespace()) && looks_like_prose(&printable_text(text), self.min_words)
     }
 }
 
@@ -310,7 +309,12 @@ mod tests {
         assert_eq!(t[0].text, "ask please summarise the attached report for me");
         assert!(texts(|f| f.push(FieldKind::Path, "", "/weather/static/icons/taskbar/card/rightArrow.svg")).is_empty());
         assert!(texts(|f| f.push(FieldKind::Path, "", "/api/v1/users/42/avatar.png")).is_empty());
-        assert!(texts(|f| f.push(FieldKind::Header, "user-agent", "Mozilla/5.0 (X11; Linux x86_64; rv:109.0) Gecko/20100101 Firefox/115.0")).is_empty());
+        assert!(texts(|f| f.push(
+            FieldKind::Header,
+            "user-agent",
+            "Mozilla/5.0 (X11; Linux x86_64; rv:109.0) Gecko/20100101 Firefox/115.0"
+        ))
+        .is_empty());
     }
 
     #[test]

@@ -56,7 +56,9 @@ mod tests {
 
     #[test]
     fn long_prose_is_many_words() {
-        assert!(is_long_prose("in my react app I import the button like this from ../../components/Button and it fails, why is that happening"));
+        assert!(is_long_prose(
+            "in my react app I import the button like this from ../../components/Button and it fails, why is that happening"
+        ));
         assert!(!is_long_prose("../../../../etc/passwd"));
         assert!(!is_long_prose("please read ../../etc/passwd"));
     }

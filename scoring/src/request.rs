@@ -109,13 +109,7 @@ fn split_request_line(line: &str) -> (&str, &str) {
 }
 
 /// Splits an `application/x-www-form-urlencoded` string into name/value fields.
-pub fn push_form_pairs(
-    input: &str,
-    name_kind: FieldKind,
-    value_kind: FieldKind,
-    fields: &mut Fields,
-    scratch: &mut String,
-) {
+pub fn push_form_pairs(input: &str, name_kind: FieldKind, value_kind: FieldKind, fields: &mut Fields, scratch: &mut String) {
     let mut name_buf = String::new();
     for pair in input.split('&') {
         if pair.is_empty() {
@@ -220,7 +214,10 @@ mod tests {
         assert_eq!(without_plain_origin("https://[::1]:8443/a#b"), "/a#b");
         assert_eq!(without_plain_origin("http://x' or 1=1--/"), "http://x' or 1=1--/");
         assert_eq!(without_plain_origin("javascript:alert(1)"), "javascript:alert(1)");
-        let headers = vec![("Origin".to_string(), "http://127.0.0.1:8080".to_string()), ("Referer".to_string(), "http://127.0.0.1:8080/search?q=1' union select 1--".to_string())];
+        let headers = vec![
+            ("Origin".to_string(), "http://127.0.0.1:8080".to_string()),
+            ("Referer".to_string(), "http://127.0.0.1:8080/search?q=1' union select 1--".to_string()),
+        ];
         let parsed = parse_request(&ScoreInput { request_text: "POST /x\n", headers: &headers }, FieldLimits::default());
         let values: Vec<&str> = parsed.fields.iter().filter(|f| f.kind == FieldKind::Header).map(|f| f.value).collect();
         assert_eq!(values, ["/search?q=1' union select 1--"]);

@@ -37,15 +37,8 @@ fn a_field_the_trigger_refuses_never_yields_a_finding() {
             for candidate in std::iter::once(text.as_str()).chain(stripped.as_deref()) {
                 for (place, name) in PLACES {
                     for decoded in [false, true] {
-                        let input = Input {
-                            text: candidate,
-                            place,
-                            name,
-                            method: "POST",
-                            bytes: ByteSet::of(candidate),
-                            decoded,
-                            sensitivity: 4,
-                        };
+                        let input =
+                            Input { text: candidate, place, name, method: "POST", bytes: ByteSet::of(candidate), decoded, sensitivity: 4 };
                         let finding = check.inspect(&input);
                         found += usize::from(finding.is_some());
                         if !trigger.admits(&input) {

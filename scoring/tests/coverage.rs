@@ -3,13 +3,12 @@
 
 mod common;
 
-
 use base64::Engine as _;
+use common::{engine_with_models, patterns_only};
 use scoring::detectors::SQLI;
 use scoring::fields::{FieldKind, FieldLimits, Fields};
 use scoring::patterns::{rules::load_rules, Hits, PatternStage};
 use scoring::views::{ViewKind, Views};
-use common::{engine_with_models, patterns_only};
 use scoring::{Engine, EngineConfig, ScoreInput};
 
 fn headers(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -196,13 +195,17 @@ const OLD_PICKLE: &str = r"(?:\bc(?:os|posix|nt|subprocess|builtins|__builtin__)
 fn random_base64_uploads_are_not_serialized_objects() {
     const BLOBS: usize = 300;
     // Before: every rule caseless, and the pickle rule as it was.
-    let caseless: Vec<_> = load_rules(None).unwrap().into_iter().map(|mut r| {
-        r.case_sensitive = false;
-        if r.reason == "deserialization:python-pickle" {
-            r.pattern = OLD_PICKLE.to_string();
-        }
-        r
-    }).collect();
+    let caseless: Vec<_> = load_rules(None)
+        .unwrap()
+        .into_iter()
+        .map(|mut r| {
+            r.case_sensitive = false;
+            if r.reason == "deserialization:python-pickle" {
+                r.pattern = OLD_PICKLE.to_string();
+            }
+            r
+        })
+        .collect();
     let before = deserialization_hits(&PatternStage::from_rules(caseless).unwrap(), BLOBS);
     let after = deserialization_hits(&PatternStage::new(None).unwrap(), BLOBS);
     println!("random base64 blobs (64 B - 64 KiB, n={BLOBS}) flagged as deserialization: caseless {before} ({:.1}%), case-sensitive {after} ({:.1}%)",
@@ -214,7 +217,8 @@ fn random_base64_uploads_are_not_serialized_objects() {
     let engine = patterns_only();
     // A protocol-4 pickle as Python writes it: PROTO 4, FRAME with an 8-byte length, then the
     // GLOBAL posix.system.
-    let pickle = base64::engine::general_purpose::STANDARD.encode(b"\x80\x04\x95\x1f\x00\x00\x00\x00\x00\x00\x00\x8c\x05posix\x94\x8c\x06system\x94\x93");
+    let pickle = base64::engine::general_purpose::STANDARD
+        .encode(b"\x80\x04\x95\x1f\x00\x00\x00\x00\x00\x00\x00\x8c\x05posix\x94\x8c\x06system\x94\x93");
     for (value, caught) in [
         (pickle.as_str(), true),
         ("rO0ABXNyABFqYXZhLnV0aWwuSGFzaE1hcA", true),

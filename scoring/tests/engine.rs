@@ -3,9 +3,8 @@
 
 mod common;
 
-
-use scoring::detectors::{detector_id, DETECTORS, PROMPT_INJECTION, SQLI};
 use common::{engine_with_models, patterns_only};
+use scoring::detectors::{detector_id, DETECTORS, PROMPT_INJECTION, SQLI};
 use scoring::ScoreInput;
 
 fn input(text: &str) -> ScoreInput<'_> {
@@ -146,7 +145,9 @@ async fn sqli_after_the_field_cap_is_not_diluted_by_padding_or_headers() {
     .iter()
     .map(|(n, v)| (n.to_string(), v.to_string()))
     .collect();
-    for attack in ["1%3B%20DROP%20TABLE%20users--", "1%20AND%20SLEEP(5)--%20-", "1%27%20UNION%20SELECT%20username%2C%20password%20FROM%20users--"] {
+    for attack in
+        ["1%3B%20DROP%20TABLE%20users--", "1%20AND%20SLEEP(5)--%20-", "1%27%20UNION%20SELECT%20username%2C%20password%20FROM%20users--"]
+    {
         let alone = engine.score_all(&input(&format!("GET /search?q={attack}\n"))).await;
         let text = format!("GET /search?{}q={attack}\n", "a&".repeat(1_100));
         let padded = engine.score_all(&ScoreInput { request_text: &text, headers: &headers }).await;

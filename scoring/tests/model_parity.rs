@@ -23,18 +23,14 @@ fn init() {
     INIT.call_once(|| {
         let lib = std::env::var_os("ORT_DYLIB_PATH")
             .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                workspace_root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1")
-            });
-        init_runtime(&lib)
-            .unwrap_or_else(|e| panic!("ONNX Runtime init from {}: {e}", lib.display()));
+            .unwrap_or_else(|| workspace_root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"));
+        init_runtime(&lib).unwrap_or_else(|e| panic!("ONNX Runtime init from {}: {e}", lib.display()));
     });
 }
 
 fn load(name: &str) -> OnnxExecutor {
     init();
-    OnnxExecutor::load(&workspace_root().join("models").join(name), 1)
-        .unwrap_or_else(|e| panic!("loading model {name}: {e}"))
+    OnnxExecutor::load(&workspace_root().join("models").join(name), 1).unwrap_or_else(|e| panic!("loading model {name}: {e}"))
 }
 
 /// Model folders holding an n-gram model (a `featurizer.json` and parity vectors).
@@ -42,9 +38,7 @@ fn ngram_models() -> Vec<String> {
     let mut out: Vec<String> = std::fs::read_dir(workspace_root().join("models"))
         .expect("models/")
         .filter_map(|e| e.ok())
-        .filter(|e| {
-            e.path().join("featurizer.json").is_file() && e.path().join("parity.jsonl").is_file()
-        })
+        .filter(|e| e.path().join("featurizer.json").is_file() && e.path().join("parity.jsonl").is_file())
         .filter_map(|e| e.file_name().into_string().ok())
         .collect();
     out.sort();
@@ -52,19 +46,13 @@ fn ngram_models() -> Vec<String> {
 }
 
 fn parity_rows(name: &str) -> Vec<(String, f32)> {
-    let path = workspace_root()
-        .join("models")
-        .join(name)
-        .join("parity.jsonl");
+    let path = workspace_root().join("models").join(name).join("parity.jsonl");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let v: serde_json::Value = serde_json::from_str(l).expect("parity line is JSON");
-            (
-                v["text"].as_str().expect("text").to_string(),
-                v["score"].as_f64().expect("score") as f32,
-            )
+            (v["text"].as_str().expect("text").to_string(), v["score"].as_f64().expect("score") as f32)
         })
         .collect()
 }
@@ -79,17 +67,11 @@ fn check_parity(name: &str) {
     let batch = exec.infer(&texts).expect("batch inference");
     assert_eq!(batch.len(), rows.len());
     for ((text, want), got) in rows.iter().zip(&batch) {
-        assert!(
-            (got - want).abs() < 1e-4,
-            "{name}: batch score {got} vs python {want} for {text:?}"
-        );
+        assert!((got - want).abs() < 1e-4, "{name}: batch score {got} vs python {want} for {text:?}");
     }
     for (text, want) in &rows {
         let got = exec.infer(&[text.as_str()]).expect("single inference")[0];
-        assert!(
-            (got - want).abs() < 1e-4,
-            "{name}: single score {got} vs python {want} for {text:?}"
-        );
+        assert!((got - want).abs() < 1e-4, "{name}: single score {got} vs python {want} for {text:?}");
     }
 }
 
@@ -109,16 +91,8 @@ fn other_ngram_models_parity() {
 #[test]
 fn sqli_verdicts() {
     let mut exec = load("sqli");
-    let attacks = [
-        "1' or '1'='1' --",
-        "1 union select username, password from users--",
-    ];
-    let benign = [
-        "o'brien",
-        "O'Brien",
-        "select a size from the drop-down menu",
-        "42",
-    ];
+    let attacks = ["1' or '1'='1' --", "1 union select username, password from users--"];
+    let benign = ["o'brien", "O'Brien", "select a size from the drop-down menu", "42"];
     for a in attacks {
         let s = exec.infer(&[a]).unwrap()[0];
         assert!(s > 0.5, "sqli attack {a:?} scored {s}");
@@ -207,27 +181,13 @@ fn mixed_length_batch_matches_single_texts() {
     // Rows of very different lengths go to separate session calls (padding rule); the scores must
     // not depend on the company a text keeps in its batch.
     let mut exec = load("sqli");
-    let long: String = (0..700)
-        .map(|i| format!("w{} ", (i * 7919) % 5000))
-        .collect();
-    let medium =
-        "please leave the parcel with the neighbour at no. 12 if nobody is home; 1' or 1=1 --";
-    let texts = [
-        "",
-        "42",
-        &long[..4000],
-        medium,
-        "1' union select 1--",
-        &long[..900],
-        "o'brien",
-    ];
+    let long: String = (0..700).map(|i| format!("w{} ", (i * 7919) % 5000)).collect();
+    let medium = "please leave the parcel with the neighbour at no. 12 if nobody is home; 1' or 1=1 --";
+    let texts = ["", "42", &long[..4000], medium, "1' union select 1--", &long[..900], "o'brien"];
     let batch = exec.infer(&texts).expect("batch");
     for (t, b) in texts.iter().zip(&batch) {
         let single = exec.infer(&[t]).expect("single")[0];
-        assert!(
-            (single - b).abs() < 1e-6,
-            "{t:?}: batch {b} vs single {single}"
-        );
+        assert!((single - b).abs() < 1e-6, "{t:?}: batch {b} vs single {single}");
     }
 }
 

@@ -18,13 +18,11 @@ fn model_dir() -> PathBuf {
 }
 
 fn load() -> TransformerExecutor {
-    let lib = std::env::var_os("ORT_DYLIB_PATH").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../vendor/onnxruntime/lib/libonnxruntime.so.1.22.1")
-    });
+    let lib = std::env::var_os("ORT_DYLIB_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"));
     init_runtime(&lib).unwrap_or_else(|e| panic!("ONNX Runtime init from {}: {e}", lib.display()));
-    let manifest = Manifest::read(&model_dir())
-        .expect("model.json readable")
-        .expect("models/prompt-injection/model.json exists");
+    let manifest = Manifest::read(&model_dir()).expect("model.json readable").expect("models/prompt-injection/model.json exists");
     TransformerExecutor::load(&model_dir(), manifest, 2).unwrap_or_else(|e| panic!("loading: {e}"))
 }
 

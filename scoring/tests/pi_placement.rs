@@ -52,9 +52,7 @@ fn multipart(part_headers: &str, content: &str) -> Request {
 }
 
 fn percent(text: &str) -> String {
-    text.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") })
-        .collect()
+    text.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
 }
 
 /// Every placement of item 2 of the issue, with `text` placed in it.
@@ -162,9 +160,7 @@ fn tags(text: &str) -> String {
 }
 
 fn smuggled(text: &str) -> String {
-    text.bytes()
-        .map(|b| char::from_u32(if b < 16 { 0xfe00 + u32::from(b) } else { 0xe0100 + u32::from(b) - 16 }).unwrap())
-        .collect()
+    text.bytes().map(|b| char::from_u32(if b < 16 { 0xfe00 + u32::from(b) } else { 0xe0100 + u32::from(b) - 16 }).unwrap()).collect()
 }
 
 fn map_letters(text: &str, f: impl Fn(char) -> Option<char>) -> String {
@@ -216,15 +212,17 @@ async fn every_normalisation_is_needed_and_works() {
             })
         }),
         ("base64", |t| format!("Attached note: {}", base64::engine::general_purpose::STANDARD.encode(t))),
-        ("leetspeak", |t| map_letters(t, |c| match c.to_ascii_lowercase() {
-            'o' => Some('0'),
-            'i' => Some('1'),
-            'e' => Some('3'),
-            'a' => Some('4'),
-            's' => Some('5'),
-            't' => Some('7'),
-            _ => None,
-        })),
+        ("leetspeak", |t| {
+            map_letters(t, |c| match c.to_ascii_lowercase() {
+                'o' => Some('0'),
+                'i' => Some('1'),
+                'e' => Some('3'),
+                'a' => Some('4'),
+                's' => Some('5'),
+                't' => Some('7'),
+                _ => None,
+            })
+        }),
         ("rot13", |t| {
             map_letters(t, |c| match c {
                 'a'..='z' => Some((((c as u8 - b'a') + 13) % 26 + b'a') as char),
@@ -290,7 +288,9 @@ fn old_prompt_texts(fields: &scoring::fields::Fields) -> Vec<String> {
     use scoring::fields::FieldKind;
     fields
         .iter()
-        .filter(|f| matches!(f.kind, FieldKind::QueryValue | FieldKind::BodyValue | FieldKind::BodyRaw | FieldKind::Base64 | FieldKind::Overflow))
+        .filter(|f| {
+            matches!(f.kind, FieldKind::QueryValue | FieldKind::BodyValue | FieldKind::BodyRaw | FieldKind::Base64 | FieldKind::Overflow)
+        })
         .filter(|f| f.value.len() >= 20)
         .filter(|f| {
             looks_like_prose(f.value, 5)
@@ -406,10 +406,15 @@ impl Tally {
 fn whole_request(row: &serde_json::Value) -> Request {
     let body = match (row["body"].as_str(), row["body_b64"].as_str()) {
         (Some(b), _) => b.to_string(),
-        (None, Some(b64)) => String::from_utf8_lossy(&base64::engine::general_purpose::STANDARD.decode(b64).unwrap_or_default()).into_owned(),
+        (None, Some(b64)) => {
+            String::from_utf8_lossy(&base64::engine::general_purpose::STANDARD.decode(b64).unwrap_or_default()).into_owned()
+        }
         _ => String::new(),
     };
-    let headers = row["headers"].as_object().map(|h| h.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string())).collect()).unwrap_or_default();
+    let headers = row["headers"]
+        .as_object()
+        .map(|h| h.iter().map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string())).collect())
+        .unwrap_or_default();
     Request { text: format!("{} {}\n{body}", row["method"].as_str().unwrap_or("GET"), row["path"].as_str().unwrap_or("/")), headers }
 }
 
@@ -423,7 +428,11 @@ fn part_request(row: &serde_json::Value) -> Option<Request> {
         "referer" => header("Referer"),
         "body" => request("POST /api", None, text),
         "query" => request(&format!("GET /?{}", text.trim_start_matches('?')), None, ""),
-        "url" => request(&format!("GET {}", text.split_once("://").map_or(text, |(_, rest)| rest.find('/').map_or("/", |i| &rest[i..]))), None, ""),
+        "url" => request(
+            &format!("GET {}", text.split_once("://").map_or(text, |(_, rest)| rest.find('/').map_or("/", |i| &rest[i..]))),
+            None,
+            "",
+        ),
         "path" => request(&format!("GET {text}"), None, ""),
         _ => return None,
     })

@@ -70,7 +70,8 @@ fn a_json_array_of_many_documents_is_batching() {
 
 #[test]
 fn alias_batching_in_one_document() {
-    let aliases: String = (0..25).map(|k| format!("a{k}: login(input: {{email: \\\"a@b.c\\\", password: \\\"pw{k}\\\"}}) {{ token }} ")).collect();
+    let aliases: String =
+        (0..25).map(|k| format!("a{k}: login(input: {{email: \\\"a@b.c\\\", password: \\\"pw{k}\\\"}}) {{ token }} ")).collect();
     let body = format!("POST /graphql\n{{\"query\":\"mutation {{ {aliases} }}\"}}");
     assert_eq!(reason_of(&body, &[("Content-Type", "application/json")]), "graphql:alias-overloading");
 }

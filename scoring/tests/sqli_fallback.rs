@@ -59,9 +59,19 @@ fn fallback_recall_and_fpr_per_source() {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/datasets"));
     let files = [
-        "kaggle_sqli_modified", "kaggle_sqli_sajid576", "httpparams", "modsec_learn_dataset", "payloadbox",
-        "payloadsallthethings", "fuzzdb", "csic2010_lines", "fwaf_goodqueries_subset", "har_fixture_parts",
-        "uap_core_user_agents", "benign_prompts_alpaca_eval", "kaggle_xss_syedsaqlain",
+        "kaggle_sqli_modified",
+        "kaggle_sqli_sajid576",
+        "httpparams",
+        "modsec_learn_dataset",
+        "payloadbox",
+        "payloadsallthethings",
+        "fuzzdb",
+        "csic2010_lines",
+        "fwaf_goodqueries_subset",
+        "har_fixture_parts",
+        "uap_core_user_agents",
+        "benign_prompts_alpaca_eval",
+        "kaggle_xss_syedsaqlain",
     ];
     for file in files {
         let Ok(text) = std::fs::read_to_string(dir.join(format!("{file}.jsonl"))) else { continue };

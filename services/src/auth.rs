@@ -65,7 +65,9 @@ impl AuthAdapter {
         let sources: Vec<&str> = [&method_source, &uri_source, &type_source].iter().filter_map(|s| s.as_ref().map(|(n, _)| *n)).collect();
         let method = method_source.map(|(_, v)| v).unwrap_or_else(|| parts.method.as_str().to_string());
         let uri = uri_source.map(|(_, v)| v).ok_or_else(|| {
-            ApiError::InvalidRequest("X-Original-URI is missing: set `proxy_set_header X-Original-URI $request_uri;` in the auth location".into())
+            ApiError::InvalidRequest(
+                "X-Original-URI is missing: set `proxy_set_header X-Original-URI $request_uri;` in the auth location".into(),
+            )
         })?;
         let (path, query) = uri.split_once('?').unwrap_or((uri.as_str(), ""));
         // nginx forwards the client's own body here only when configured to; a prefix is

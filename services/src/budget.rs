@@ -32,9 +32,7 @@ impl BodyBudget {
 
     fn take(&self, bytes: usize) -> bool {
         self.used
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
-                used.checked_add(bytes).filter(|&total| total <= self.capacity)
-            })
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| used.checked_add(bytes).filter(|&total| total <= self.capacity))
             .is_ok()
     }
 }

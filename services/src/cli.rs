@@ -71,7 +71,12 @@ mod tests {
 
     #[test]
     fn every_command_parses_with_defaults() {
-        for argv in [&["rampart", "up"][..], &["rampart", "proxy", "--target-url", "http://127.0.0.1:3000/app"], &["rampart", "auth"], &["rampart", "extproc"]] {
+        for argv in [
+            &["rampart", "up"][..],
+            &["rampart", "proxy", "--target-url", "http://127.0.0.1:3000/app"],
+            &["rampart", "auth"],
+            &["rampart", "extproc"],
+        ] {
             let cli = Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
             if let Command::Proxy(args) = cli.command {
                 assert_eq!(args.proxy.admin_allow.0.len(), 2);

@@ -23,7 +23,11 @@ fn choice<T: Choice>() -> impl TypedValueParser<Value = T> {
         help => PossibleValue::new(name).help(help),
     });
     PossibleValuesParser::new(names).try_map(|name: String| {
-        T::CHOICES.iter().find(|(_, known, _)| *known == name).map(|&(value, _, _)| value).ok_or_else(|| format!("`{name}` is not a known value"))
+        T::CHOICES
+            .iter()
+            .find(|(_, known, _)| *known == name)
+            .map(|&(value, _, _)| value)
+            .ok_or_else(|| format!("`{name}` is not a known value"))
     })
 }
 
@@ -85,7 +89,9 @@ fn parse_on_off(s: &str) -> Result<bool, String> {
 fn parse_skip_below(s: &str) -> Result<f32, String> {
     match s.trim().parse::<f32>() {
         Ok(v) if (0.0..0.5).contains(&v) => Ok(v),
-        _ => Err(format!("`{s}` is not a score in [0, 0.5); RAMPART_PI_CASCADE_SKIP_BELOW takes e.g. 0.02 (0: every text to the transformer)")),
+        _ => Err(format!(
+            "`{s}` is not a score in [0, 0.5); RAMPART_PI_CASCADE_SKIP_BELOW takes e.g. 0.02 (0: every text to the transformer)"
+        )),
     }
 }
 
@@ -109,7 +115,12 @@ pub struct EngineArgs {
     pub no_models: bool,
     /// ONNX Runtime shared library (installed by scripts/bootstrap); relative paths are looked
     /// up like the models folder's.
-    #[arg(long = "ort-dylib", env = "ORT_DYLIB_PATH", value_name = "ORT_DYLIB_PATH", default_value = "vendor/onnxruntime/lib/libonnxruntime.so.1.22.1")]
+    #[arg(
+        long = "ort-dylib",
+        env = "ORT_DYLIB_PATH",
+        value_name = "ORT_DYLIB_PATH",
+        default_value = "vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"
+    )]
     pub ort_dylib: PathBuf,
     /// Folder of rule files replacing the built-in rules.
     #[arg(long = "rules-dir", env = "RAMPART_RULES_DIR", value_name = "RAMPART_RULES_DIR")]
@@ -187,7 +198,12 @@ pub struct InferenceArgs {
     /// Largest accepted request body in bytes (413 above it). JSON escaping can grow a
     /// request body up to 6x (a control byte becomes `\u0001`), so this stays well above
     /// 6 x the proxy's WAF_BODY_LIMIT_BYTES: an over-long call would be a scoring failure.
-    #[arg(long = "inference-max-body", env = "INFERENCE_MAX_BODY_BYTES", value_name = "INFERENCE_MAX_BODY_BYTES", default_value = "8388608")]
+    #[arg(
+        long = "inference-max-body",
+        env = "INFERENCE_MAX_BODY_BYTES",
+        value_name = "INFERENCE_MAX_BODY_BYTES",
+        default_value = "8388608"
+    )]
     pub max_body_bytes: usize,
     #[command(flatten)]
     pub engine: EngineArgs,
@@ -239,7 +255,6 @@ pub struct ScorerArgs {
     #[command(flatten)]
     pub engine: EngineArgs,
 }
-
 
 /// How a verdict that is not whole is judged; shared by every front door.
 #[derive(Clone, Debug, Args)]
@@ -315,7 +330,13 @@ pub struct ProxyOptions {
     pub trusted_proxies: IpNetList,
     /// The header a trusted proxy names the client in: x-forwarded-for (rightmost entry that
     /// is not a trusted proxy), x-real-ip, cf-connecting-ip, true-client-ip, or none.
-    #[arg(long = "client-ip-header", env = "WAF_CLIENT_IP_HEADER", value_name = "WAF_CLIENT_IP_HEADER", value_enum, default_value = "x-forwarded-for")]
+    #[arg(
+        long = "client-ip-header",
+        env = "WAF_CLIENT_IP_HEADER",
+        value_name = "WAF_CLIENT_IP_HEADER",
+        value_enum,
+        default_value = "x-forwarded-for"
+    )]
     pub client_ip_header: crate::client_ip::ClientIpHeader,
     /// Peers (IPs or CIDRs) allowed on admin endpoints without a token.
     #[arg(long = "admin-allow", env = "WAF_ADMIN_ALLOW", value_name = "WAF_ADMIN_ALLOW", default_value = "127.0.0.1,::1", value_parser = parse_ip_nets)]
@@ -357,7 +378,13 @@ pub struct AdapterOptions {
     #[arg(long = "trusted-proxies", env = "WAF_TRUSTED_PROXIES", value_name = "WAF_TRUSTED_PROXIES", default_value = "127.0.0.1,::1", value_parser = parse_ip_nets)]
     pub trusted_proxies: IpNetList,
     /// The header a trusted proxy names the client in (see the proxy's setting).
-    #[arg(long = "client-ip-header", env = "WAF_CLIENT_IP_HEADER", value_name = "WAF_CLIENT_IP_HEADER", value_enum, default_value = "x-forwarded-for")]
+    #[arg(
+        long = "client-ip-header",
+        env = "WAF_CLIENT_IP_HEADER",
+        value_name = "WAF_CLIENT_IP_HEADER",
+        value_enum,
+        default_value = "x-forwarded-for"
+    )]
     pub client_ip_header: crate::client_ip::ClientIpHeader,
     /// One JSON line per verdict: `stdout`, `off`, or a file path (appended).
     #[arg(long = "audit-log", env = "WAF_AUDIT_LOG", value_name = "WAF_AUDIT_LOG", default_value = "stdout")]

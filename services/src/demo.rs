@@ -38,7 +38,9 @@ pub async fn handle(req: Request<Incoming>) -> Response<Full<Bytes>> {
         Err(err) => return err.into_response(),
     };
     let reply = match path.as_str() {
-        "/search" => json!({ "results": [{ "name": "Trail running shoes", "price": 89.0 }, { "name": "Road running shoes", "price": 119.0 }] }),
+        "/search" => {
+            json!({ "results": [{ "name": "Trail running shoes", "price": 89.0 }, { "name": "Road running shoes", "price": 119.0 }] })
+        }
         "/api/login" => json!({ "login": "ok" }),
         "/api/chat" => json!({ "reply": "Thanks for your message. (The demo app does not call a model.)" }),
         _ => json!({ "ok": true }),

@@ -47,7 +47,13 @@ pub struct LimitArgs {
     pub body_budget_bytes: u64,
     /// Over the body budget: `refuse` (503) or `score-partial` (score what fit, mark partial).
     /// The auth adapter and ext_proc always score partial (they cannot refuse on nginx's or Envoy's behalf).
-    #[arg(long = "on-body-budget", env = "WAF_ON_BODY_BUDGET", value_name = "WAF_ON_BODY_BUDGET", value_enum, default_value = "score-partial")]
+    #[arg(
+        long = "on-body-budget",
+        env = "WAF_ON_BODY_BUDGET",
+        value_name = "WAF_ON_BODY_BUDGET",
+        value_enum,
+        default_value = "score-partial"
+    )]
     pub on_body_budget: OnBodyBudget,
 }
 

@@ -7,9 +7,7 @@ use services::run::{start_auth, start_extproc, start_inference, start_proxy, sta
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG").unwrap_or_else(|_| "info".into()),
-        )
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("RAMPART_LOG").unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
@@ -87,7 +85,9 @@ async fn run(command: Command, drain: std::time::Duration) -> ExitCode {
                     args.mode.mode.as_str()
                 );
                 if server.grpc.addr.ip().is_loopback() {
-                    eprintln!("rampart extproc: loopback only; for Envoy on another host or pod set EXTPROC_ADDR=0.0.0.0:50051 (docs/ENVOY.md)");
+                    eprintln!(
+                        "rampart extproc: loopback only; for Envoy on another host or pod set EXTPROC_ADDR=0.0.0.0:50051 (docs/ENVOY.md)"
+                    );
                 }
                 vec![server.grpc, server.http]
             });

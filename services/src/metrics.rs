@@ -237,11 +237,8 @@ pub fn metrics_response(metrics: &Metrics) -> crate::http::HttpResponse {
 pub const TEXT_CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 fn openmetrics_to_prometheus_text(input: &str) -> String {
-    let counters: std::collections::HashSet<&str> = input
-        .lines()
-        .filter_map(|l| l.strip_prefix("# TYPE "))
-        .filter_map(|rest| rest.strip_suffix(" counter"))
-        .collect();
+    let counters: std::collections::HashSet<&str> =
+        input.lines().filter_map(|l| l.strip_prefix("# TYPE ")).filter_map(|rest| rest.strip_suffix(" counter")).collect();
     let mut out = String::with_capacity(input.len());
     for line in input.lines() {
         if line == "# EOF" || line.starts_with("# UNIT ") {

@@ -55,11 +55,8 @@ impl ScoreQuery {
 /// Every value of header `name`, joined with `,` (a repeated header is one list); `None` when
 /// the header is absent.
 fn joined_values(headers: &[(&str, &[u8])], name: &str) -> Option<String> {
-    let values: Vec<_> = headers
-        .iter()
-        .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, value)| String::from_utf8_lossy(value))
-        .collect();
+    let values: Vec<_> =
+        headers.iter().filter(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, value)| String::from_utf8_lossy(value)).collect();
     (!values.is_empty()).then(|| values.join(","))
 }
 

@@ -22,8 +22,8 @@ use scoring::{Engine, ScoreContext, ScoreInput};
 
 pub mod pool;
 
-use pool::Pool;
 pub use pool::InferenceUrls;
+use pool::Pool;
 
 /// What is scored: the spec's request_text plus the headers of interest.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -164,12 +164,7 @@ impl Scorer for InProcessScorer {
     }
 
     fn detectors(&self) -> DetectorsFuture<'_> {
-        let list = self
-            .engine
-            .enabled_detectors()
-            .into_iter()
-            .map(|(slug, backing)| (slug.to_string(), backing_name(backing)))
-            .collect();
+        let list = self.engine.enabled_detectors().into_iter().map(|(slug, backing)| (slug.to_string(), backing_name(backing))).collect();
         Box::pin(std::future::ready(list))
     }
 }
@@ -233,10 +228,8 @@ impl RemoteScorer {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(timeout));
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(60))
-            .pool_max_idle_per_host(256)
-            .build(connector);
+        let client =
+            Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(60)).pool_max_idle_per_host(256).build(connector);
         RemoteScorer { client, pool: Arc::new(Pool::new(urls)), timeout, ready: AtomicBool::new(true) }
     }
 
@@ -299,16 +292,9 @@ impl RemoteScorer {
         req.headers_mut().insert(DEADLINE_HEADER, HeaderValue::from(budget.as_millis() as u64));
         let resp = self.client.request(req).await.map_err(|e| ScoreError::Unreachable(Box::new(e)))?;
         let status = resp.status();
-        let incomplete = resp
-            .headers()
-            .get(DEGRADED_HEADER)
-            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+        let incomplete = resp.headers().get(DEGRADED_HEADER).map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
         self.ready.store(incomplete.as_deref() != Some("model-loading"), Ordering::Relaxed);
-        let bytes = Limited::new(resp.into_body(), MAX_ANSWER_BYTES)
-            .collect()
-            .await
-            .map_err(ScoreError::AnswerUnreadable)?
-            .to_bytes();
+        let bytes = Limited::new(resp.into_body(), MAX_ANSWER_BYTES).collect().await.map_err(ScoreError::AnswerUnreadable)?.to_bytes();
         if !status.is_success() {
             let detail = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
             return Err(ScoreError::BadStatus { status: status.as_u16(), detail });

@@ -5,8 +5,8 @@ use hyper::header::{HeaderName, HeaderValue};
 use hyper::HeaderMap;
 use serde::Serialize;
 
-use crate::decision::{Action, Decision};
 use crate::decision::WafMode;
+use crate::decision::{Action, Decision};
 use crate::errors::SCORING_INCOMPLETE;
 use crate::scorer::{ScoreError, Verdict};
 
@@ -23,8 +23,7 @@ impl BlockBody {
     }
 }
 
-pub const BLOCK_BODY: BlockBody =
-    BlockBody { error: "forbidden", detail: "This request was blocked by the web application firewall." };
+pub const BLOCK_BODY: BlockBody = BlockBody { error: "forbidden", detail: "This request was blocked by the web application firewall." };
 
 pub fn block_body_json() -> Vec<u8> {
     BLOCK_BODY.json()
@@ -32,10 +31,8 @@ pub fn block_body_json() -> Vec<u8> {
 
 /// The refusal of a request that could not be inspected in full (fail-closed): the block
 /// body's shape, with its own code.
-pub const UNAVAILABLE_BODY: BlockBody = BlockBody {
-    error: "scoring_unavailable",
-    detail: "the request could not be inspected in full and the firewall fails closed",
-};
+pub const UNAVAILABLE_BODY: BlockBody =
+    BlockBody { error: "scoring_unavailable", detail: "the request could not be inspected in full and the firewall fails closed" };
 
 /// Four decimals, as spec 4.1 shows scores in headers.
 pub fn format_score(score: f32) -> String {

@@ -29,13 +29,43 @@ fn attacks() -> Vec<Attack> {
     let basic = "Basic YWRtaW4nIE9SICcxJz0nMScgLS0gOnNlY3JldA==".to_string();
     let form = vec![("content-type", "application/x-www-form-urlencoded".to_string())];
     vec![
-        ("xss after 1,024 bare fields", Method::GET, format!("/search?{}&q=%3Cscript%3Ealert(1)%3C/script%3E", padding(1_024)), vec![], String::new()),
+        (
+            "xss after 1,024 bare fields",
+            Method::GET,
+            format!("/search?{}&q=%3Cscript%3Ealert(1)%3C/script%3E", padding(1_024)),
+            vec![],
+            String::new(),
+        ),
         ("xss after 1,100 bare fields", Method::GET, format!("/search?{pad}&q=%3Cscript%3Ealert(1)%3C/script%3E"), vec![], String::new()),
         ("form sqli after 1,100 fields", Method::POST, "/login".into(), form.clone(), format!("{pad}&user=admin%27+OR+1%3D1--+&pass=x")),
-        ("xss user-agent, padded query", Method::GET, format!("/search?{pad}"), vec![("user-agent", "<script>alert(1)</script>".into())], String::new()),
-        ("json xss after 1,100 items", Method::POST, "/api".into(), vec![("content-type", "application/json".into())], format!("{{\"items\":[{items}],\"q\":\"<img src=x onerror=alert(1)>\"}}")),
-        ("ognl content-type", Method::POST, "/upload".into(), vec![("content-type", "%{(#_='multipart/form-data').(#cmd='id').(#p=new java.lang.ProcessBuilder(#cmd)).(#p.start())}".into())], "x".into()),
-        ("sqli accept-language", Method::GET, "/".into(), vec![("accept-language", "en' UNION SELECT password FROM users--".into())], String::new()),
+        (
+            "xss user-agent, padded query",
+            Method::GET,
+            format!("/search?{pad}"),
+            vec![("user-agent", "<script>alert(1)</script>".into())],
+            String::new(),
+        ),
+        (
+            "json xss after 1,100 items",
+            Method::POST,
+            "/api".into(),
+            vec![("content-type", "application/json".into())],
+            format!("{{\"items\":[{items}],\"q\":\"<img src=x onerror=alert(1)>\"}}"),
+        ),
+        (
+            "ognl content-type",
+            Method::POST,
+            "/upload".into(),
+            vec![("content-type", "%{(#_='multipart/form-data').(#cmd='id').(#p=new java.lang.ProcessBuilder(#cmd)).(#p.start())}".into())],
+            "x".into(),
+        ),
+        (
+            "sqli accept-language",
+            Method::GET,
+            "/".into(),
+            vec![("accept-language", "en' UNION SELECT password FROM users--".into())],
+            String::new(),
+        ),
         ("sqli if-none-match", Method::GET, "/".into(), vec![("if-none-match", "\"1' OR 1=1-- \"".into())], String::new()),
         ("xss sec-* header", Method::GET, "/".into(), vec![("sec-fetch-dest", "<img src=x onerror=alert(1)>".into())], String::new()),
         ("xss cache-control", Method::GET, "/".into(), vec![("cache-control", "<script>alert(1)</script>".into())], String::new()),

@@ -139,11 +139,8 @@ fn attack_cases() -> Vec<Case> {
 }
 
 fn post(case: &Case) -> Request<Full<Bytes>> {
-    let mut req = Request::builder()
-        .method(Method::POST)
-        .uri("/submit")
-        .header("host", "shop.example")
-        .header("content-type", case.content_type);
+    let mut req =
+        Request::builder().method(Method::POST).uri("/submit").header("host", "shop.example").header("content-type", case.content_type);
     if let Some(coding) = case.content_encoding {
         req = req.header("content-encoding", coding);
     }
@@ -162,7 +159,8 @@ async fn encoded_attacks_are_blocked_by_the_proxy_and_never_reach_the_upstream()
         send(shadow.addr, post(&case)).await;
         let verdict = |seen: common::proxy::Seen| (seen.headers["x-waf-reason"].clone(), seen.headers["x-waf-score"].clone());
         let encoded = verdict(app.last());
-        let twin = Case { content_type: case.plain.content_type, content_encoding: None, body: case.plain.body.clone().into_bytes(), ..case };
+        let twin =
+            Case { content_type: case.plain.content_type, content_encoding: None, body: case.plain.body.clone().into_bytes(), ..case };
         send(shadow.addr, post(&twin)).await;
         let plain = verdict(app.last());
         println!("{}: encoded → {encoded:?}, plain → {plain:?}", twin.name);
@@ -189,7 +187,13 @@ async fn a_benign_compressed_body_passes_and_the_upstream_gets_the_bytes_the_cli
     let app = upstream().await;
     let proxy = start_proxy(app.addr, &["--mode", "active", "--kill-response", "forbidden"]);
     let json = "{\"order\":{\"item\":\"blue running shoes\",\"size\":42,\"note\":\"leave at the door, thanks\"}}";
-    let case = Case { name: "benign", content_type: "application/json", content_encoding: Some("gzip"), body: gzip(json.as_bytes()), plain: no_twin() };
+    let case = Case {
+        name: "benign",
+        content_type: "application/json",
+        content_encoding: Some("gzip"),
+        body: gzip(json.as_bytes()),
+        plain: no_twin(),
+    };
     let reply = send(proxy.addr, post(&case)).await;
     assert_eq!(reply.status, 200, "{:?}", String::from_utf8_lossy(&reply.body));
     let seen = app.last();
@@ -213,13 +217,19 @@ async fn a_gzip_bomb_stops_at_the_bound_quickly() {
     let body = EncodedBody { bytes: &bomb, content_encoding: Some("gzip"), content_type: None, truncated: false };
     let decoded = decode_body(body, DecodeLimits { max_output: limit, max_ratio: DEFAULT_MAX_RATIO });
     let decode_ms = started.elapsed().as_secs_f64() * 1000.0;
-    println!("gzip bomb: {} B compressed (1 GiB inflated), decoding produced {} B in {decode_ms:.1} ms, partial {:?}", bomb.len(), decoded.bytes.len(), decoded.partial);
+    println!(
+        "gzip bomb: {} B compressed (1 GiB inflated), decoding produced {} B in {decode_ms:.1} ms, partial {:?}",
+        bomb.len(),
+        decoded.bytes.len(),
+        decoded.partial
+    );
     assert_eq!(decoded.bytes.len(), limit);
     assert_eq!(decoded.partial, ["decompression-limit"]);
 
     let app = upstream().await;
     let proxy = start_proxy(app.addr, &["--mode", "active", "--kill-response", "forbidden", "--body-limit", &limit.to_string()]);
-    let case = Case { name: "bomb", content_type: "application/octet-stream", content_encoding: Some("gzip"), body: bomb, plain: no_twin() };
+    let case =
+        Case { name: "bomb", content_type: "application/octet-stream", content_encoding: Some("gzip"), body: bomb, plain: no_twin() };
     let started = Instant::now();
     let reply = send(proxy.addr, post(&case)).await;
     println!("gzip bomb through the proxy: status {} in {:.1} ms", reply.status, started.elapsed().as_secs_f64() * 1000.0);
@@ -237,7 +247,12 @@ fn decode_throughput() {
         assert_eq!(decode_body(body, limits).bytes.len(), json.len());
     }
     let secs = started.elapsed().as_secs_f64();
-    println!("gzip decode: {:.1} MB/s of output ({} B → {} B, {rounds} rounds)", (json.len() * rounds) as f64 / secs / 1e6, packed.len(), json.len());
+    println!(
+        "gzip decode: {:.1} MB/s of output ({} B → {} B, {rounds} rounds)",
+        (json.len() * rounds) as f64 / secs / 1e6,
+        packed.len(),
+        json.len()
+    );
     let ebcdic = ebcdic_037(&"q=1' OR '1'='1&".repeat(50_000));
     let started = Instant::now();
     let body = EncodedBody { bytes: &ebcdic, content_type: Some("text/plain; charset=ibm037"), ..Default::default() };
@@ -261,26 +276,63 @@ fn auth_check(case: &Case) -> Request<Full<Bytes>> {
 
 #[tokio::test]
 async fn the_auth_adapter_decodes_gzip_and_ebcdic_bodies() {
-    let argv = ["rampart", "auth", "--auth-addr", "127.0.0.1:0", "--auth-metrics-addr", "127.0.0.1:0", "--audit-log", "off", "--mode", "active", "--inference-url", common::shared_base(), "--inference-timeout-ms", "5000"];
+    let argv = [
+        "rampart",
+        "auth",
+        "--auth-addr",
+        "127.0.0.1:0",
+        "--auth-metrics-addr",
+        "127.0.0.1:0",
+        "--audit-log",
+        "off",
+        "--mode",
+        "active",
+        "--inference-url",
+        common::shared_base(),
+        "--inference-timeout-ms",
+        "5000",
+    ];
     let Command::Auth(args) = Cli::parse_from(argv).command else { unreachable!() };
     let auth = services::run::start_auth(&args).expect("auth adapter starts");
     for case in attack_cases().into_iter().filter(|c| c.name.starts_with("gzip") || c.name.starts_with("EBCDIC")) {
         let reply: Reply = send(auth.running.addr, auth_check(&case)).await;
         assert_eq!(reply.status, 403, "{}: {:?}", case.name, reply.headers);
     }
-    let benign = Case { name: "benign", content_type: FORM, content_encoding: Some("gzip"), body: gzip(b"first=Siobhan&last=O%27Brien"), plain: no_twin() };
+    let benign = Case {
+        name: "benign",
+        content_type: FORM,
+        content_encoding: Some("gzip"),
+        body: gzip(b"first=Siobhan&last=O%27Brien"),
+        plain: no_twin(),
+    };
     assert_eq!(send(auth.running.addr, auth_check(&benign)).await.status, 200);
 }
 
 #[tokio::test]
 async fn ext_proc_decodes_gzip_and_ebcdic_bodies() {
-    let argv = ["rampart", "extproc", "--extproc-addr", "127.0.0.1:0", "--extproc-http-addr", "127.0.0.1:0", "--audit-log", "off", "--mode", "active", "--inference-url", common::shared_base(), "--inference-timeout-ms", "5000"];
+    let argv = [
+        "rampart",
+        "extproc",
+        "--extproc-addr",
+        "127.0.0.1:0",
+        "--extproc-http-addr",
+        "127.0.0.1:0",
+        "--audit-log",
+        "off",
+        "--mode",
+        "active",
+        "--inference-url",
+        common::shared_base(),
+        "--inference-timeout-ms",
+        "5000",
+    ];
     let Command::Extproc(args) = Cli::parse_from(argv).command else { unreachable!() };
     let server = services::run::start_extproc(&args).expect("ext_proc starts");
     for case in attack_cases().into_iter().filter(|c| c.name.starts_with("gzip") || c.name.starts_with("EBCDIC")) {
         let mut pairs = vec![(":method", "POST"), (":path", "/submit"), ("content-type", case.content_type)];
         pairs.extend(case.content_encoding.map(|c| ("content-encoding", c)));
-        let headers = pairs.iter().map(|(k, v)| HeaderValue { key: k.to_string(), raw_value: v.as_bytes().to_vec(), ..Default::default() }).collect();
+        let headers =
+            pairs.iter().map(|(k, v)| HeaderValue { key: k.to_string(), raw_value: v.as_bytes().to_vec(), ..Default::default() }).collect();
         let messages = [
             Phase::RequestHeaders(HttpHeaders { headers: Some(HeaderMap { headers }), end_of_stream: false, ..Default::default() }),
             Phase::RequestBody(HttpBody { body: case.body.clone(), end_of_stream: true, ..Default::default() }),

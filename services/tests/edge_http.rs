@@ -23,7 +23,10 @@ async fn a_client_connection_header_cannot_strip_the_verdict_headers() {
     let app = upstream().await;
     let proxy = start_proxy(app.addr, &[]);
     let mut req = get(SQLI);
-    req.headers_mut().insert("connection", "keep-alive, x-waf-score, X-Waf-Reason, x-waf-would-have-killed, x-waf-mode, x-forwarded-for, x-hop".parse().unwrap());
+    req.headers_mut().insert(
+        "connection",
+        "keep-alive, x-waf-score, X-Waf-Reason, x-waf-would-have-killed, x-waf-mode, x-forwarded-for, x-hop".parse().unwrap(),
+    );
     req.headers_mut().insert("x-hop", "1".parse().unwrap());
     req.headers_mut().insert("x-waf-forged", "clean".parse().unwrap());
     let reply = send(proxy.addr, req).await;
@@ -214,7 +217,9 @@ async fn the_client_ip_header_is_a_setting_and_others_cannot_outrank_it() {
         req.headers_mut().insert("cf-connecting-ip", "6.6.6.6".parse().unwrap());
         req.headers_mut().insert("x-real-ip", "7.7.7.7".parse().unwrap());
     };
-    for (header, expected) in [("x-forwarded-for", "203.0.113.7"), ("cf-connecting-ip", "6.6.6.6"), ("x-real-ip", "7.7.7.7"), ("none", "127.0.0.1")] {
+    for (header, expected) in
+        [("x-forwarded-for", "203.0.113.7"), ("cf-connecting-ip", "6.6.6.6"), ("x-real-ip", "7.7.7.7"), ("none", "127.0.0.1")]
+    {
         let proxy = start_proxy(app.addr, &["--trusted-proxies", "127.0.0.1", "--client-ip-header", header]);
         let mut req = get("/ip-probe");
         spoofed(&mut req);

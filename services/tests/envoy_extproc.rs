@@ -85,11 +85,7 @@ async fn extproc_unreachable_fails_open() {
     assert_eq!(reply.body, "upstream ok");
     let seen = app.last();
     assert_eq!(seen.uri, SQLI);
-    assert!(
-        !seen.headers.keys().any(|k| k.as_str().starts_with("x-waf-")),
-        "a client cannot pre-stamp its request: {:?}",
-        seen.headers
-    );
+    assert!(!seen.headers.keys().any(|k| k.as_str().starts_with("x-waf-")), "a client cannot pre-stamp its request: {:?}", seen.headers);
 
     let reply = send(envoy.addr, request(Method::POST, "/comment", "text=1%27%20OR%201%3D1--")).await;
     assert_eq!(reply.status, 200);
@@ -131,8 +127,18 @@ async fn extproc_that_never_answers_fails_open_after_message_timeout() {
 async fn extproc_args(mode: &str) -> ExtprocArgs {
     let inference = tokio::task::spawn_blocking(common::shared_base).await.unwrap();
     let argv = [
-        "rampart", "extproc", "--extproc-addr", "127.0.0.1:0", "--extproc-http-addr", "127.0.0.1:0", "--mode", mode,
-        "--inference-url", inference, "--audit-log", "off",
+        "rampart",
+        "extproc",
+        "--extproc-addr",
+        "127.0.0.1:0",
+        "--extproc-http-addr",
+        "127.0.0.1:0",
+        "--mode",
+        mode,
+        "--inference-url",
+        inference,
+        "--audit-log",
+        "off",
     ];
     match Cli::parse_from(argv).command {
         Command::Extproc(args) => args,
@@ -428,7 +434,11 @@ async fn an_invalid_referer_never_reaches_the_application_and_a_valid_one_is_sco
         assert_eq!(s.app.last().headers.get("referer"), None, "Envoy forwarded the Referer {attack:?}");
     }
     let passed = s.app.count();
-    for attack in ["https://shop.example/search?q=1%27%20UNION%20SELECT%20username,password%20FROM%20users--", "../../../../etc/passwd", "gopher://127.0.0.1:6379/_FLUSHALL"] {
+    for attack in [
+        "https://shop.example/search?q=1%27%20UNION%20SELECT%20username,password%20FROM%20users--",
+        "../../../../etc/passwd",
+        "gopher://127.0.0.1:6379/_FLUSHALL",
+    ] {
         let mut req = get("/");
         req.headers_mut().insert("referer", attack.parse().unwrap());
         assert_block(&send(s.envoy.addr, req).await);
@@ -446,7 +456,11 @@ async fn an_invalid_referer_never_reaches_the_application_and_a_valid_one_is_sco
 #[tokio::test]
 async fn sqli_after_1100_query_fields_is_blocked() {
     let s = stack("active").await;
-    for attack in ["1%27%20UNION%20SELECT%20username,%20password%20FROM%20users--", "1;%20DROP%20TABLE%20users--", "admin%27%20OR%20%271%27=%271%27--"] {
+    for attack in [
+        "1%27%20UNION%20SELECT%20username,%20password%20FROM%20users--",
+        "1;%20DROP%20TABLE%20users--",
+        "admin%27%20OR%20%271%27=%271%27--",
+    ] {
         let reply = send(s.envoy.addr, get(&format!("/search?{}q={attack}", "a&".repeat(1_100)))).await;
         assert_block(&reply);
     }

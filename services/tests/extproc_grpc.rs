@@ -28,10 +28,8 @@ fn start(inference: &str, extra: &[&str]) -> ExtprocServer {
 }
 
 fn headers(pairs: &[(&str, &str)], end_of_stream: bool) -> ProcessingRequest {
-    let headers = pairs
-        .iter()
-        .map(|(k, v)| HeaderValue { key: k.to_string(), raw_value: v.as_bytes().to_vec(), ..Default::default() })
-        .collect();
+    let headers =
+        pairs.iter().map(|(k, v)| HeaderValue { key: k.to_string(), raw_value: v.as_bytes().to_vec(), ..Default::default() }).collect();
     ProcessingRequest {
         request: Some(Phase::RequestHeaders(HttpHeaders { headers: Some(HeaderMap { headers }), end_of_stream, ..Default::default() })),
         ..Default::default()
@@ -103,7 +101,11 @@ async fn headers_only_requests_are_scored_at_once() {
         other => panic!("expected a block, got {other:?}"),
     }
 
-    let answers = exchange(&server, vec![headers(&[(":method", "GET"), (":path", "/search?q=O%27Brien"), ("x-waf-would-have-killed", "false")], true)]).await;
+    let answers = exchange(
+        &server,
+        vec![headers(&[(":method", "GET"), (":path", "/search?q=O%27Brien"), ("x-waf-would-have-killed", "false")], true)],
+    )
+    .await;
     let answer = answers[0].as_ref().unwrap().response.clone().unwrap();
     let set = set_headers(&answer);
     assert_eq!(header(&set, "x-waf-mode"), Some("active"));

@@ -26,9 +26,30 @@ fn chat_body(messages: &[String]) -> String {
 /// Plain prose, different for every (post, message) so the score cache cannot help.
 fn prose(seed: u64, bytes: usize) -> String {
     const WORDS: [&str; 24] = [
-        "the", "garden", "library", "quietly", "river", "morning", "students", "painted", "window", "coffee",
-        "mountain", "yesterday", "recipe", "bicycle", "harbour", "gentle", "autumn", "letters", "village", "across",
-        "orchestra", "notebook", "weather", "lantern",
+        "the",
+        "garden",
+        "library",
+        "quietly",
+        "river",
+        "morning",
+        "students",
+        "painted",
+        "window",
+        "coffee",
+        "mountain",
+        "yesterday",
+        "recipe",
+        "bicycle",
+        "harbour",
+        "gentle",
+        "autumn",
+        "letters",
+        "village",
+        "across",
+        "orchestra",
+        "notebook",
+        "weather",
+        "lantern",
     ];
     let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
     let mut text = String::with_capacity(bytes + 16);
@@ -66,8 +87,7 @@ async fn a_model_flood_from_one_client_lets_no_injection_through_and_starves_no_
     let started = Instant::now();
     let mut flood = Vec::new();
     for post in 0..FLOOD_POSTS {
-        let messages: Vec<String> =
-            (0..MESSAGES_PER_POST).map(|m| prose((post * MESSAGES_PER_POST + m) as u64, MESSAGE_BYTES)).collect();
+        let messages: Vec<String> = (0..MESSAGES_PER_POST).map(|m| prose((post * MESSAGES_PER_POST + m) as u64, MESSAGE_BYTES)).collect();
         let body = chat_body(&messages);
         flood.push(tokio::spawn(async move {
             let sent = Instant::now();
@@ -100,12 +120,14 @@ async fn a_model_flood_from_one_client_lets_no_injection_through_and_starves_no_
         slowest.as_millis(),
         started.elapsed().as_millis()
     );
-    println!("injection from 127.0.0.3: {} in {attack_ms} ms; benign chat from 127.0.0.4: {} in {benign_ms} ms", attack.status, chat.status);
+    println!(
+        "injection from 127.0.0.3: {} in {attack_ms} ms; benign chat from 127.0.0.4: {} in {benign_ms} ms",
+        attack.status, chat.status
+    );
 
     // The bypass was the injection forwarded unscored (`X-Waf-Error: scoring-incomplete`).
     // It must be killed by the model (403) or refused for want of a model verdict (503).
-    let forwarded_injection =
-        app.seen.lock().unwrap().iter().any(|s| String::from_utf8_lossy(&s.body).contains("developer mode"));
+    let forwarded_injection = app.seen.lock().unwrap().iter().any(|s| String::from_utf8_lossy(&s.body).contains("developer mode"));
     assert!(!forwarded_injection, "the injection reached the upstream (answered {})", attack.status);
     assert!(matches!(attack.status, 403 | 503), "injection answered {}: {:?}", attack.status, attack.body);
     assert_eq!(chat.status, 200, "the benign chat of another client was not forwarded: {:?}", chat.body);

@@ -8,10 +8,28 @@ use hyper::Method;
 use serde_json::Value;
 
 const SLUGS: [&str; 21] = [
-    "sqli", "xss", "prompt-injection", "nosqli", "command-injection", "ssti", "path-traversal",
-    "ldap-injection", "xpath-injection", "ssrf", "xxe", "deserialization", "open-redirect", "crlf",
+    "sqli",
+    "xss",
+    "prompt-injection",
+    "nosqli",
+    "command-injection",
+    "ssti",
+    "path-traversal",
+    "ldap-injection",
+    "xpath-injection",
+    "ssrf",
+    "xxe",
+    "deserialization",
+    "open-redirect",
+    "crlf",
     // Rampart's own families (issue 12), after the spec's 14.
-    "php-injection", "java-injection", "ssi", "graphql", "mail-injection", "scanner", "protocol",
+    "php-injection",
+    "java-injection",
+    "ssi",
+    "graphql",
+    "mail-injection",
+    "scanner",
+    "protocol",
 ];
 
 fn assert_score_shape(v: &Value) {
@@ -40,7 +58,7 @@ async fn health_reports_models_and_every_detector() {
         let want = if slug == "sqli" || slug == "prompt-injection" { "model" } else { "regex" };
         assert_eq!(detectors[slug], want, "{slug}");
     }
-    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn xss_endpoint_scores_exactly_095_or_zero() {
@@ -52,7 +70,7 @@ async fn xss_endpoint_scores_exactly_095_or_zero() {
     let clean = score(base, "/score/xss", "GET /search?q=red+shoes\n").await;
     assert_eq!(clean["score"].as_f64().unwrap(), 0.0);
     assert_eq!(clean["reason"], "");
-    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn score_all_has_the_spec_shape_and_the_winner() {
@@ -71,7 +89,7 @@ async fn score_all_has_the_spec_shape_and_the_winner() {
     }
     let max = breakdown.values().map(|s| s.as_f64().unwrap()).fold(0.0, f64::max);
     assert_eq!(v["score"].as_f64().unwrap(), max, "score is the breakdown maximum");
-    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn decoded_matches_say_so() {
@@ -81,7 +99,7 @@ async fn decoded_matches_say_so() {
     let v = score(base, "/score/all", "GET /a?q=%253Cscript%253Evar%2520a%253D1%253C%252Fscript%253E\n").await;
     assert_eq!(v["detector"], "xss", "{v}");
     assert!(v["reason"].as_str().unwrap().contains("decoded"), "{v}");
-    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn models_score_sqli_and_prompt_injection() {
@@ -102,7 +120,7 @@ async fn models_score_sqli_and_prompt_injection() {
     let ok = score(base, "/score/all", &format!("POST /v1/chat\n{benign}")).await;
     assert!(ok["score"].as_f64().unwrap() <= 0.5, "{ok}");
     assert_eq!(ok["reason"], "");
-    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_detector_slug_is_routable_and_unknown_is_404() {
@@ -116,7 +134,7 @@ async fn every_detector_slug_is_routable_and_unknown_is_404() {
     assert_eq!(status, 404);
     assert_eq!(v["error"], "unknown_detector");
     assert!(v["detail"].as_str().unwrap().contains("not-a-detector"));
-    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_get_json_errors() {
@@ -142,7 +160,7 @@ async fn bad_requests_get_json_errors() {
     }
     // The service is still healthy after all that.
     assert_eq!(get(base, "/health").await.0, 200);
-    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn headers_beyond_the_spec_are_scored() {
@@ -154,7 +172,7 @@ async fn headers_beyond_the_spec_are_scored() {
     let (status, v, _) = request(base, Method::POST, "/score/all", body.to_string().into_bytes()).await;
     assert_eq!(status, 200);
     assert!(v["score"].as_f64().unwrap() > 0.5, "shellshock in User-Agent must be caught: {v}");
-    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hard_negatives_pass_clean() {
@@ -173,7 +191,7 @@ async fn hard_negatives_pass_clean() {
         assert!(v["score"].as_f64().unwrap() <= 0.5, "{text:?} was flagged: {v}");
         assert_eq!(v["reason"], "", "{text:?}: {v}");
     }
-    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_requests_are_all_answered() {
@@ -198,7 +216,7 @@ async fn concurrent_requests_are_all_answered() {
             assert!(s <= 0.5, "benign {i} flagged: {v}");
         }
     }
-    }
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_models_health_stays_loading_and_patterns_still_answer() {

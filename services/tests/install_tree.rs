@@ -45,7 +45,11 @@ fn the_installed_tree_runs_from_anywhere_and_a_bare_binary_names_what_is_missing
         .unwrap();
     assert!(out.status.success(), "scripts/install: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     let binary = prefix.0.join("bin/rampart");
-    for file in ["lib/rampart/models/sqli/model.onnx", "lib/rampart/models/prompt-injection/model.onnx", "lib/rampart/models/prompt-injection/stage1/model.onnx"] {
+    for file in [
+        "lib/rampart/models/sqli/model.onnx",
+        "lib/rampart/models/prompt-injection/model.onnx",
+        "lib/rampart/models/prompt-injection/stage1/model.onnx",
+    ] {
         assert!(prefix.0.join(file).is_file(), "{file} installed");
     }
     assert!(!prefix.0.join("lib/rampart/models/sqli/parity.jsonl").exists(), "test fixtures stay out of the tree");

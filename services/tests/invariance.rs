@@ -131,7 +131,13 @@ async fn every_attack_is_caught_in_every_placement_or_listed_as_a_known_gap() {
                 }
                 continue;
             }
-            rows.push(report::Row { door, placement: cell.placement.id, encoding: cell.encoding.name(), detector: cell.payload.detector, caught });
+            rows.push(report::Row {
+                door,
+                placement: cell.placement.id,
+                encoding: cell.encoding.name(),
+                detector: cell.payload.detector,
+                caught,
+            });
             match (caught, known.reason(door, &key)) {
                 (true, Some(_)) => failures.push(format!("listed gap now caught (delete its line): {}", what(door))),
                 (false, None) => failures.push(format!("passed unblocked and not listed: {}", what(door))),

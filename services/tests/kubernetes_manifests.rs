@@ -41,7 +41,8 @@ fn overlays() -> Vec<PathBuf> {
 fn render(overlay: &Path) -> Vec<Value> {
     let out = Command::new(tool("vendor/kustomize/bin/kustomize")).arg("build").arg(overlay).output().unwrap();
     assert!(out.status.success(), "kustomize build {}: {}", overlay.display(), String::from_utf8_lossy(&out.stderr));
-    let rendered = std::env::temp_dir().join(format!("rampart-k8s-{}-{}.yaml", std::process::id(), overlay.file_name().unwrap().to_string_lossy()));
+    let rendered =
+        std::env::temp_dir().join(format!("rampart-k8s-{}-{}.yaml", std::process::id(), overlay.file_name().unwrap().to_string_lossy()));
     std::fs::write(&rendered, &out.stdout).unwrap();
     let check = Command::new(tool("vendor/kubernetes-validate/bin/kubernetes-validate"))
         .args(["--strict", "--quiet"])
@@ -212,7 +213,9 @@ fn start(workload: &Workload, inference: Option<SocketAddr>) -> Started {
         cmd.env(key, value);
     }
     // The repository's ONNX Runtime (the image has its own next to the binary).
-    let ort = std::env::var("ORT_DYLIB_PATH").map(PathBuf::from).unwrap_or_else(|_| workspace_root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"));
+    let ort = std::env::var("ORT_DYLIB_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| workspace_root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"));
     cmd.env("ORT_DYLIB_PATH", ort).env("RAMPART_MODELS_DIR", workspace_root().join("models"));
     start_logged(cmd, listeners_wanted, &format!("rampart {} ({})", workload.command, workload.deployment))
 }

@@ -10,11 +10,11 @@ mod common;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use common::proxy::{get, request, send, start_remote_proxy, upstream};
+use hyper::Method;
 use proto::processing_request::Request as Phase;
 use proto::processing_response::Response as Answer;
 use proto::{ExternalProcessorClient, HeaderMap, HeaderValue, HttpHeaders, ProcessingRequest};
-use common::proxy::{get, request, send, start_remote_proxy, upstream};
-use hyper::Method;
 use services::cli::{Cli, Command};
 use services::run::{start_auth, start_extproc, start_inference, Running};
 use tokio::sync::mpsc;
@@ -102,8 +102,18 @@ async fn auth_adapter_answers_403_scoring_unavailable_when_a_model_verdict_is_mi
 async fn ext_proc_ends_a_request_missing_a_model_verdict_with_an_immediate_503() {
     let (_inference, base) = inference_without_models().await;
     let argv = [
-        "rampart", "extproc", "--extproc-addr", "127.0.0.1:0", "--extproc-http-addr", "127.0.0.1:0", "--audit-log", "off",
-        "--inference-url", base.as_str(), "--mode", "active",
+        "rampart",
+        "extproc",
+        "--extproc-addr",
+        "127.0.0.1:0",
+        "--extproc-http-addr",
+        "127.0.0.1:0",
+        "--audit-log",
+        "off",
+        "--inference-url",
+        base.as_str(),
+        "--mode",
+        "active",
     ];
     let server = match Cli::parse_from(argv).command {
         Command::Extproc(args) => start_extproc(&args).expect("ext_proc starts"),
@@ -117,7 +127,11 @@ async fn ext_proc_ends_a_request_missing_a_model_verdict_with_an_immediate_503()
         .map(|(k, v)| HeaderValue { key: k.to_string(), raw_value: v.as_bytes().to_vec(), ..Default::default() })
         .collect();
     let message = ProcessingRequest {
-        request: Some(Phase::RequestHeaders(HttpHeaders { headers: Some(HeaderMap { headers }), end_of_stream: true, ..Default::default() })),
+        request: Some(Phase::RequestHeaders(HttpHeaders {
+            headers: Some(HeaderMap { headers }),
+            end_of_stream: true,
+            ..Default::default()
+        })),
         ..Default::default()
     };
     tx.send(message).await.unwrap();

@@ -7,10 +7,8 @@ mod common;
 use common::{score, shared_base};
 
 fn chat(messages: &[(&str, &str)]) -> String {
-    let msgs: Vec<serde_json::Value> = messages
-        .iter()
-        .map(|(role, content)| serde_json::json!({"role": role, "content": content}))
-        .collect();
+    let msgs: Vec<serde_json::Value> =
+        messages.iter().map(|(role, content)| serde_json::json!({"role": role, "content": content})).collect();
     format!("POST /v1/chat/completions\n{}", serde_json::json!({"model": "gpt-x", "messages": msgs}))
 }
 
@@ -60,11 +58,7 @@ async fn padding_a_chat_with_many_messages_does_not_hide_the_injection() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn injection_in_a_form_field_and_a_query_string_is_caught() {
-    assert_blocked(&format!(
-        "POST /support/ticket\nname=Ann&subject=Refund&message={}",
-        form_encode(INJECTION)
-    ))
-    .await;
+    assert_blocked(&format!("POST /support/ticket\nname=Ann&subject=Refund&message={}", form_encode(INJECTION))).await;
     assert_blocked(&format!("GET /ask?q={}\n", form_encode(INJECTION))).await;
 }
 

@@ -338,7 +338,12 @@ async fn scoring_failure_fails_open_by_default_and_closed_when_asked() {
     assert_eq!(events[0]["action"], "error");
     assert_eq!(events[0]["reason"], "error:scorer-unreachable");
 
-    let closed = start_remote_proxy(app.addr, "http://127.0.0.1:9", Duration::from_millis(500), &["--mode", "active", "--on-scoring-error", "closed"]);
+    let closed = start_remote_proxy(
+        app.addr,
+        "http://127.0.0.1:9",
+        Duration::from_millis(500),
+        &["--mode", "active", "--on-scoring-error", "closed"],
+    );
     let before = app.count();
     let reply = send(closed.addr, get("/search?q=shoes")).await;
     assert_eq!(reply.status, 503);
@@ -376,7 +381,8 @@ async fn oversize_bodies_follow_the_configured_policy() {
     assert_eq!(send(prefix.addr, req).await.status, 200);
     assert_eq!(app.last().body, body);
 
-    let block = start_proxy(app.addr, &["--mode", "active", "--body-limit", "128", "--oversize-body", "block", "--kill-response", "forbidden"]);
+    let block =
+        start_proxy(app.addr, &["--mode", "active", "--body-limit", "128", "--oversize-body", "block", "--kill-response", "forbidden"]);
     let reply = send(block.addr, request(Method::POST, "/upload", &"b".repeat(4096))).await;
     assert_eq!(reply.status, 403);
     let events = send(block.addr, get("/api/events/recent")).await.json();
@@ -409,10 +415,10 @@ async fn each_event_carries_a_request_id_that_its_audit_line_repeats() {
     let path = dir.join("request-ids.jsonl");
     let _ = std::fs::remove_file(&path);
     let audit = services::run::open_audit(&services::events::AuditTarget::File(path.clone())).unwrap();
-    let scorer: std::sync::Arc<dyn services::scorer::Scorer> =
-        std::sync::Arc::new(services::scorer::InProcessScorer::new(shared_engine()));
+    let scorer: std::sync::Arc<dyn services::scorer::Scorer> = std::sync::Arc::new(services::scorer::InProcessScorer::new(shared_engine()));
     let metrics = std::sync::Arc::new(services::metrics::Metrics::new());
-    let parts = services::proxy::ProxyParts { target: format!("http://{}", app.addr).parse().unwrap(), threshold: 0.5, scorer, metrics, audit };
+    let parts =
+        services::proxy::ProxyParts { target: format!("http://{}", app.addr).parse().unwrap(), threshold: 0.5, scorer, metrics, audit };
     let server = services::run::start_proxy_with(&proxy_options(app.addr, &[]), parts).unwrap();
     let addr = server.running.addr;
     send(addr, get("/first")).await;

@@ -43,7 +43,9 @@ async fn phase(balancer: SocketAddr) -> usize {
             for n in 0..PER_PHASE {
                 let (path, attack) = pick(n + c);
                 let (method, body) = if n % 4 == 0 { (Method::POST, "note=hello+there") } else { (Method::GET, "") };
-                let reply = send_from(balancer, None, request(method, path, body)).await.unwrap_or_else(|e| panic!("{path}: connection failed: {e}"));
+                let reply = send_from(balancer, None, request(method, path, body))
+                    .await
+                    .unwrap_or_else(|e| panic!("{path}: connection failed: {e}"));
                 if attack {
                     assert_eq!(reply.status, 403, "attack {path} not blocked: {:?} {:?}", reply.headers, reply.body);
                 } else {
@@ -112,7 +114,10 @@ async fn a_dead_inference_service_and_a_stopped_proxy_cost_no_verdict() {
     assert!(!stop.is_finished(), "the stop waits for the requests in flight");
     for request in held {
         let answer = request.finish().await;
-        assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("upstream ok"), "an in-flight request finishes during the stop: {answer}");
+        assert!(
+            answer.starts_with("HTTP/1.1 200") && answer.ends_with("upstream ok"),
+            "an in-flight request finishes during the stop: {answer}"
+        );
     }
     benign += 3;
     tokio::time::timeout(Duration::from_secs(10), stop).await.expect("the stop ends once in-flight requests are done").unwrap();

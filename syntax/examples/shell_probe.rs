@@ -5,12 +5,26 @@ use syntax::{inspect_all, Input};
 fn main() {
     if std::env::var("BENCH").is_ok() {
         let values = [
-            "Alex Smith", "alex@example.com", "https://www.example.com/path/to/page?x=1&y=2", "2024-01-05T10:00:00Z",
+            "Alex Smith",
+            "alex@example.com",
+            "https://www.example.com/path/to/page?x=1&y=2",
+            "2024-01-05T10:00:00Z",
             "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36",
             "I tried to update my order but the page said to select a different date; can you help? Thanks -- Pat",
-            "C:\\Users\\Public\\Documents\\report.docx", "{\"a\":1}", "en-US,en;q=0.9", "50% off -- today only!",
-            "utm_source=newsletter&utm_medium=email", "12345", "true", "Tom & Jerry's \"best\" episodes",
-            "price=$5; tax=$1", "/api/v1/items/42?fields=id,name", "gzip, deflate, br", "a1b2c3d4e5f6", "ok", "{id,name}",
+            "C:\\Users\\Public\\Documents\\report.docx",
+            "{\"a\":1}",
+            "en-US,en;q=0.9",
+            "50% off -- today only!",
+            "utm_source=newsletter&utm_medium=email",
+            "12345",
+            "true",
+            "Tom & Jerry's \"best\" episodes",
+            "price=$5; tax=$1",
+            "/api/v1/items/42?fields=id,name",
+            "gzip, deflate, br",
+            "a1b2c3d4e5f6",
+            "ok",
+            "{id,name}",
         ];
         let total: usize = values.iter().map(|v| v.len()).sum();
         let n = 20_000;

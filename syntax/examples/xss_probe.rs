@@ -7,8 +7,7 @@ fn main() {
         let line = line.unwrap_or_default();
         let mut input = Input::new(&line);
         input.sensitivity = 4;
-        let found: Vec<String> =
-            checks().iter().filter_map(|c| c.inspect(&input)).map(|f| format!("{}@{}", f.reason, f.level)).collect();
+        let found: Vec<String> = checks().iter().filter_map(|c| c.inspect(&input)).map(|f| format!("{}@{}", f.reason, f.level)).collect();
         println!("{:<40} | {}", found.join(","), line);
     }
 }

@@ -99,7 +99,10 @@ mod tests {
         assert_eq!(reason(&[("Content-Length", "6"), ("Transfer-Encoding", "chunked")], 1), Some("protocol:te-and-cl"));
         assert_eq!(reason(&[("transfer-encoding", "chunked"), ("content-length", "4")], 1), Some("protocol:te-and-cl"));
         assert_eq!(reason(&[("Content-Length", "6"), ("Content-Length", "60")], 1), Some("protocol:content-length-conflict"));
-        assert_eq!(reason(&[("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "identity")], 1), Some("protocol:transfer-encoding-repeated"));
+        assert_eq!(
+            reason(&[("Transfer-Encoding", "chunked"), ("Transfer-Encoding", "identity")], 1),
+            Some("protocol:transfer-encoding-repeated")
+        );
         assert_eq!(reason(&[("Transfer-Encoding ", "chunked")], 1), Some("protocol:framing-header-name"));
         assert_eq!(reason(&[("Transfer_Encoding", "chunked")], 1), Some("protocol:framing-header-name"));
         assert_eq!(reason(&[("Content-Length\t", "5")], 1), Some("protocol:framing-header-name"));

@@ -26,19 +26,62 @@ pub struct Java;
 /// Classes (and packages, ending in `.`) whose use from a request is code execution, code
 /// loading, JNDI or file access.
 const EXECUTING: &[&str] = &[
-    "java.lang.Runtime", "java.lang.ProcessBuilder", "java.lang.ProcessImpl", "java.lang.UNIXProcess",
-    "java.lang.ClassLoader", "java.lang.System", "java.lang.Class", "java.lang.reflect.", "java.lang.invoke.",
-    "javax.script.", "javax.naming.", "javax.management.", "javax.el.", "java.net.URLClassLoader",
-    "java.beans.EventHandler", "java.beans.XMLDecoder", "jdk.jshell.", "jdk.nashorn.", "groovy.lang.GroovyShell",
-    "bsh.Interpreter", "com.sun.org.apache.", "com.sun.rowset.", "com.sun.jndi.", "sun.misc.Unsafe",
-    "org.springframework.context.support.", "org.springframework.beans.factory.", "org.springframework.expression.",
-    "org.apache.commons.collections", "org.codehaus.groovy.runtime.", "freemarker.template.utility.Execute",
-    "java.io.File", "java.io.FileInputStream", "java.io.FileOutputStream", "java.io.FileReader", "java.io.FileWriter",
-    "java.io.ObjectInputStream", "java.io.RandomAccessFile", "java.nio.file.", "java.net.Socket",
-    "java.net.URL", "java.net.InetAddress", "ognl.", "org.apache.struts2.", "com.opensymphony.xwork2.", "org.apache.xbean.",
-    "org.apache.shiro.jndi.", "ch.qos.logback.core.db.", "com.zaxxer.hikari.", "org.apache.tomcat.dbcp.",
-    "org.apache.commons.dbcp", "com.mchange.v2.c3p0.", "br.com.anteros.dbcp.", "org.apache.ibatis.datasource.",
-    "org.apache.commons.configuration.JNDIConfiguration", "org.mozilla.javascript.", "org.python.core.",
+    "java.lang.Runtime",
+    "java.lang.ProcessBuilder",
+    "java.lang.ProcessImpl",
+    "java.lang.UNIXProcess",
+    "java.lang.ClassLoader",
+    "java.lang.System",
+    "java.lang.Class",
+    "java.lang.reflect.",
+    "java.lang.invoke.",
+    "javax.script.",
+    "javax.naming.",
+    "javax.management.",
+    "javax.el.",
+    "java.net.URLClassLoader",
+    "java.beans.EventHandler",
+    "java.beans.XMLDecoder",
+    "jdk.jshell.",
+    "jdk.nashorn.",
+    "groovy.lang.GroovyShell",
+    "bsh.Interpreter",
+    "com.sun.org.apache.",
+    "com.sun.rowset.",
+    "com.sun.jndi.",
+    "sun.misc.Unsafe",
+    "org.springframework.context.support.",
+    "org.springframework.beans.factory.",
+    "org.springframework.expression.",
+    "org.apache.commons.collections",
+    "org.codehaus.groovy.runtime.",
+    "freemarker.template.utility.Execute",
+    "java.io.File",
+    "java.io.FileInputStream",
+    "java.io.FileOutputStream",
+    "java.io.FileReader",
+    "java.io.FileWriter",
+    "java.io.ObjectInputStream",
+    "java.io.RandomAccessFile",
+    "java.nio.file.",
+    "java.net.Socket",
+    "java.net.URL",
+    "java.net.InetAddress",
+    "ognl.",
+    "org.apache.struts2.",
+    "com.opensymphony.xwork2.",
+    "org.apache.xbean.",
+    "org.apache.shiro.jndi.",
+    "ch.qos.logback.core.db.",
+    "com.zaxxer.hikari.",
+    "org.apache.tomcat.dbcp.",
+    "org.apache.commons.dbcp",
+    "com.mchange.v2.c3p0.",
+    "br.com.anteros.dbcp.",
+    "org.apache.ibatis.datasource.",
+    "org.apache.commons.configuration.JNDIConfiguration",
+    "org.mozilla.javascript.",
+    "org.python.core.",
 ];
 
 /// Classes that are attack entry points and next to never a frame of an ordinary stack trace,
@@ -48,17 +91,35 @@ const EXECUTING: &[&str] = &[
 /// posts (`"module": "java.lang.reflect.Method"`), so as a bare value they count from level 2,
 /// and at level 1 only after a type key (`"@type":`, `class=`) or when used.
 const GADGETS: &[&str] = &[
-    "java.lang.Runtime", "java.lang.ProcessBuilder", "java.lang.ProcessImpl", "java.lang.UNIXProcess",
-    "javax.script.ScriptEngineManager", "javax.management.loading.MLet", "javax.el.ELProcessor", "javax.naming.InitialContext", "groovy.lang.GroovyShell",
-    "com.sun.org.apache.xalan.internal.xsltc.trax.TemplatesImpl", "com.sun.org.apache.bcel.internal.util.ClassLoader",
-    "com.sun.rowset.JdbcRowSetImpl", "java.beans.EventHandler", "java.beans.XMLDecoder", "jdk.jshell.JShell",
-    "bsh.Interpreter", "org.apache.commons.collections.functors.", "org.apache.commons.collections4.functors.",
-    "org.apache.xbean.propertyeditor.JndiConverter", "org.apache.shiro.jndi.JndiObjectFactory",
-    "ch.qos.logback.core.db.JNDIConnectionSource", "br.com.anteros.dbcp.AnterosDBCPConfig",
-    "org.apache.ibatis.datasource.jndi.JndiDataSourceFactory", "com.mchange.v2.c3p0.JndiRefForwardingDataSource",
-    "com.mchange.v2.c3p0.WrapperConnectionPoolDataSource", "freemarker.template.utility.Execute",
+    "java.lang.Runtime",
+    "java.lang.ProcessBuilder",
+    "java.lang.ProcessImpl",
+    "java.lang.UNIXProcess",
+    "javax.script.ScriptEngineManager",
+    "javax.management.loading.MLet",
+    "javax.el.ELProcessor",
+    "javax.naming.InitialContext",
+    "groovy.lang.GroovyShell",
+    "com.sun.org.apache.xalan.internal.xsltc.trax.TemplatesImpl",
+    "com.sun.org.apache.bcel.internal.util.ClassLoader",
+    "com.sun.rowset.JdbcRowSetImpl",
+    "java.beans.EventHandler",
+    "java.beans.XMLDecoder",
+    "jdk.jshell.JShell",
+    "bsh.Interpreter",
+    "org.apache.commons.collections.functors.",
+    "org.apache.commons.collections4.functors.",
+    "org.apache.xbean.propertyeditor.JndiConverter",
+    "org.apache.shiro.jndi.JndiObjectFactory",
+    "ch.qos.logback.core.db.JNDIConnectionSource",
+    "br.com.anteros.dbcp.AnterosDBCPConfig",
+    "org.apache.ibatis.datasource.jndi.JndiDataSourceFactory",
+    "com.mchange.v2.c3p0.JndiRefForwardingDataSource",
+    "com.mchange.v2.c3p0.WrapperConnectionPoolDataSource",
+    "freemarker.template.utility.Execute",
     "org.springframework.context.support.ClassPathXmlApplicationContext",
-    "org.springframework.context.support.FileSystemXmlApplicationContext", "org.codehaus.groovy.runtime.MethodClosure",
+    "org.springframework.context.support.FileSystemXmlApplicationContext",
+    "org.codehaus.groovy.runtime.MethodClosure",
     "org.apache.commons.configuration.JNDIConfiguration",
 ];
 
@@ -67,10 +128,35 @@ const ROOTS: &[&str] = &["java.", "javax.", "jdk.", "sun.", "com.", "org.", "ogn
 
 /// Markers of an expression-language payload inside `${...}`, `#{...}`, `%{...}`.
 const EL_MARKERS: &[&str] = &[
-    "getClass", "forName", "getRuntime", "ProcessBuilder", "new java.", "getMethod", "getDeclared",
-    "newInstance", "getClassLoader", "loadClass", "ScriptEngineManager", "getEngineByName", "@java.", "@ognl.",
-    "#_memberAccess", "#context", "#request", "#response", "#session", "#application", "#parameters", "#attr",
-    "T(java.", "T (java.", "java.lang.", "getServletContext", "getWriter", "OgnlContext", "#cmd",
+    "getClass",
+    "forName",
+    "getRuntime",
+    "ProcessBuilder",
+    "new java.",
+    "getMethod",
+    "getDeclared",
+    "newInstance",
+    "getClassLoader",
+    "loadClass",
+    "ScriptEngineManager",
+    "getEngineByName",
+    "@java.",
+    "@ognl.",
+    "#_memberAccess",
+    "#context",
+    "#request",
+    "#response",
+    "#session",
+    "#application",
+    "#parameters",
+    "#attr",
+    "T(java.",
+    "T (java.",
+    "java.lang.",
+    "getServletContext",
+    "getWriter",
+    "OgnlContext",
+    "#cmd",
 ];
 
 /// One of [`EL_MARKERS`] starts at `p` and ends before `end` (markers are tried only where
@@ -170,7 +256,8 @@ fn executing(name: &[u8]) -> bool {
 fn listed(list: &[&str], name: &[u8]) -> bool {
     list.iter().any(|c| {
         let c = c.as_bytes();
-        name.starts_with(c) && (c.ends_with(b".") || name.len() == c.len() || !name[c.len()].is_ascii_alphanumeric() || name[c.len()] == b'.')
+        name.starts_with(c)
+            && (c.ends_with(b".") || name.len() == c.len() || !name[c.len()].is_ascii_alphanumeric() || name[c.len()] == b'.')
     })
 }
 
@@ -202,7 +289,11 @@ fn find(t: &[u8], expressions: bool) -> Option<(&'static str, u8)> {
             }
             b'@' => {
                 let (end, segs) = dotted(t, i + 1);
-                if segs >= 3 && has_root(&t[i + 1..end]) && t.get(end) == Some(&b'@') && t.get(end + 1).is_some_and(|b| b.is_ascii_alphabetic()) {
+                if segs >= 3
+                    && has_root(&t[i + 1..end])
+                    && t.get(end) == Some(&b'@')
+                    && t.get(end + 1).is_some_and(|b| b.is_ascii_alphabetic())
+                {
                     return Some(("java-injection:ognl", 1));
                 }
             }
@@ -265,7 +356,8 @@ fn name_use(t: &[u8], start: usize, end: usize, segs: usize) -> Option<(&'static
     if called && frame_location(t, after) {
         return None;
     }
-    let prev_new = start >= 4 && &t[start - 4..start] == b"new " || start >= 5 && t[start - 5..start].starts_with(b"new") && t[start - 2].is_ascii_whitespace();
+    let prev_new = start >= 4 && &t[start - 4..start] == b"new "
+        || start >= 5 && t[start - 5..start].starts_with(b"new") && t[start - 2].is_ascii_whitespace();
     // Process and reflection chains, with or without a package.
     if called && (name.ends_with(b"Runtime.getRuntime") || name == b"getRuntime" && start > 0 && t[start - 1] == b'.') {
         // `getRuntime().exec(` runs a command; `getRuntime().availableProcessors()` does not.
@@ -284,7 +376,20 @@ fn name_use(t: &[u8], start: usize, end: usize, segs: usize) -> Option<(&'static
     }
     if called && last == b"getClass" && t.get(skip_ws(t, after + 1)) == Some(&b')') {
         let next = skip_ws(t, skip_ws(t, after + 1) + 1);
-        if t.get(next) == Some(&b'.') && [&b"forName"[..], b"getClassLoader", b"getMethod", b"getDeclared", b"getResource", b"getProtectionDomain", b"newInstance", b"getConstructor"].iter().any(|m| starts(t, next + 1, std::str::from_utf8(m).unwrap_or("-"))) {
+        if t.get(next) == Some(&b'.')
+            && [
+                &b"forName"[..],
+                b"getClassLoader",
+                b"getMethod",
+                b"getDeclared",
+                b"getResource",
+                b"getProtectionDomain",
+                b"newInstance",
+                b"getConstructor",
+            ]
+            .iter()
+            .any(|m| starts(t, next + 1, std::str::from_utf8(m).unwrap_or("-")))
+        {
             return Some(("java-injection:reflection", 1));
         }
     }
@@ -293,7 +398,10 @@ fn name_use(t: &[u8], start: usize, end: usize, segs: usize) -> Option<(&'static
     }
     // Spring4Shell / Struts ClassLoader manipulation: a parameter name walking from `class`
     // to its class loader (`class.module.classLoader.resources.context.parent.pipeline...`).
-    if segs >= 2 && (name.starts_with(b"class.") || name.starts_with(b"Class.")) && name.windows(11).any(|w| w.eq_ignore_ascii_case(b"classLoader")) {
+    if segs >= 2
+        && (name.starts_with(b"class.") || name.starts_with(b"Class."))
+        && name.windows(11).any(|w| w.eq_ignore_ascii_case(b"classLoader"))
+    {
         return Some(("java-injection:class-loader", 1));
     }
     // fastjson writes a type as a JVM descriptor too: `Lcom.sun.rowset.JdbcRowSetImpl;`.
@@ -362,12 +470,20 @@ mod tests {
     #[test]
     fn executable_java() {
         for text in [
-            "java.lang.Runtime", "Runtime.getRuntime().exec(\"id\")", "new java.lang.ProcessBuilder(\"id\").start()",
+            "java.lang.Runtime",
+            "Runtime.getRuntime().exec(\"id\")",
+            "new java.lang.ProcessBuilder(\"id\").start()",
             "%{(#_='multipart/form-data').(#_memberAccess=@ognl.OgnlContext@DEFAULT_MEMBER_ACCESS)}",
-            "${#context['xwork.MethodAccessor.denyMethodExecution']=false}", "T(java.lang.Runtime).getRuntime().exec('id')",
-            "${''.getClass().forName('java.lang.Runtime')}", "Class.forName(\"javax.script.ScriptEngineManager\")",
-            "<java.lang.ProcessBuilder><command>", "\"com.sun.rowset.JdbcRowSetImpl\"", "@java.lang.Runtime@getRuntime().exec('id')",
-            "(#cmd='whoami')", "javax.naming.InitialContext", "x.getClass().getClassLoader()",
+            "${#context['xwork.MethodAccessor.denyMethodExecution']=false}",
+            "T(java.lang.Runtime).getRuntime().exec('id')",
+            "${''.getClass().forName('java.lang.Runtime')}",
+            "Class.forName(\"javax.script.ScriptEngineManager\")",
+            "<java.lang.ProcessBuilder><command>",
+            "\"com.sun.rowset.JdbcRowSetImpl\"",
+            "@java.lang.Runtime@getRuntime().exec('id')",
+            "(#cmd='whoami')",
+            "javax.naming.InitialContext",
+            "x.getClass().getClassLoader()",
         ] {
             assert!(hit(text).is_some(), "{text}");
         }
@@ -376,11 +492,20 @@ mod tests {
     #[test]
     fn traces_and_questions_pass() {
         for text in [
-            "at java.lang.ProcessBuilder.start(ProcessBuilder.java:1048)", "java.io.FileNotFoundException: x (No such file)",
-            "at java.lang.Thread.run(Thread.java:748)", "java.lang.reflect.Method.invoke(Native Method)",
-            "Exception in thread \"main\" java.lang.NullPointerException", "see #request for details",
-            "[Setup](#installation)", "Hello %{name}, you have %{count} messages", "user@example.com",
-            "com.example.app.MainActivity", "org.apache.http.client", "T(x)", "java.lang.reflect.Method", "sun.misc.Unsafe",
+            "at java.lang.ProcessBuilder.start(ProcessBuilder.java:1048)",
+            "java.io.FileNotFoundException: x (No such file)",
+            "at java.lang.Thread.run(Thread.java:748)",
+            "java.lang.reflect.Method.invoke(Native Method)",
+            "Exception in thread \"main\" java.lang.NullPointerException",
+            "see #request for details",
+            "[Setup](#installation)",
+            "Hello %{name}, you have %{count} messages",
+            "user@example.com",
+            "com.example.app.MainActivity",
+            "org.apache.http.client",
+            "T(x)",
+            "java.lang.reflect.Method",
+            "sun.misc.Unsafe",
             "{\"module\":\"org.springframework.beans.factory.support.AbstractBeanFactory\",\"function\":\"getBean\"}",
         ] {
             assert_eq!(hit(text), None, "{text}");

@@ -141,8 +141,7 @@ pub fn lex(src: &str) -> Vec<Token> {
     let s = src.as_bytes();
     let mut toks: Vec<Token> = Vec::new();
     let mut i = 0;
-    let tok =
-        |kind, val: String, at| Token { kind, val, escaped: false, subst: false, open: false, partner: usize::MAX, at };
+    let tok = |kind, val: String, at| Token { kind, val, escaped: false, subst: false, open: false, partner: usize::MAX, at };
     while i < s.len() && toks.len() < MAX_TOKENS {
         let c = s[i];
         let at = i;
@@ -391,9 +390,7 @@ fn postfix(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> 
                 a.reverse();
                 Val::Arr(a)
             }
-            ("split", Val::Str(s), Some(Val::Str(sep))) if sep.is_empty() => {
-                Val::Arr(s.chars().map(String::from).collect())
-            }
+            ("split", Val::Str(s), Some(Val::Str(sep))) if sep.is_empty() => Val::Arr(s.chars().map(String::from).collect()),
             ("split", Val::Str(s), Some(Val::Str(sep))) => Val::Arr(s.split(sep.as_str()).map(String::from).collect()),
             ("toLowerCase", Val::Str(s), None) => Val::Str(s.to_lowercase()),
             ("toUpperCase", Val::Str(s), None) => Val::Str(s.to_uppercase()),
@@ -439,11 +436,8 @@ fn primary(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> 
 
 /// `String.fromCharCode(...)`, `atob(...)`, `unescape(...)`, `decodeURI[Component](...)`.
 fn decoder_call(t: &[Token], i: usize, to: usize, depth: usize, work: &mut usize) -> Option<(Val, usize)> {
-    let (name, open) = if t[i].val == "String" && i + 3 < to && t[i + 1].is(b'.') {
-        (t[i + 2].val.as_str(), i + 3)
-    } else {
-        (t[i].val.as_str(), i + 1)
-    };
+    let (name, open) =
+        if t[i].val == "String" && i + 3 < to && t[i + 1].is(b'.') { (t[i + 2].val.as_str(), i + 3) } else { (t[i].val.as_str(), i + 1) };
     if open >= to || !t[open].is(b'(') || t[open].partner >= to {
         return None;
     }

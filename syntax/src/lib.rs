@@ -87,15 +87,7 @@ impl<'a> Input<'a> {
     /// An input for `text` with the byte set computed; the other fields take neutral values
     /// (a query value of a GET at sensitivity 1) and can be set by the caller.
     pub fn new(text: &'a str) -> Self {
-        Input {
-            text,
-            place: Place::QueryValue,
-            name: "",
-            method: "GET",
-            bytes: ByteSet::of(text),
-            decoded: false,
-            sensitivity: 1,
-        }
+        Input { text, place: Place::QueryValue, name: "", method: "GET", bytes: ByteSet::of(text), decoded: false, sensitivity: 1 }
     }
 }
 

@@ -121,8 +121,14 @@ fn has_break_marker(b: &[u8]) -> bool {
             b'&' if b.get(i + 1) == Some(&b'#') => {
                 let rest = b.get(i + 2..(i + 6).min(b.len())).unwrap_or(&[]);
                 let lower: [u8; 4] = std::array::from_fn(|k| rest.get(k).map_or(0, u8::to_ascii_lowercase));
-                if lower.starts_with(b"10") || lower.starts_with(b"13") || lower.starts_with(b"xa") || lower.starts_with(b"xd")
-                    || lower.starts_with(b"x0a") || lower.starts_with(b"x0d") || lower.starts_with(b"010") || lower.starts_with(b"013")
+                if lower.starts_with(b"10")
+                    || lower.starts_with(b"13")
+                    || lower.starts_with(b"xa")
+                    || lower.starts_with(b"xd")
+                    || lower.starts_with(b"x0a")
+                    || lower.starts_with(b"x0d")
+                    || lower.starts_with(b"010")
+                    || lower.starts_with(b"013")
                 {
                     return true;
                 }
@@ -136,9 +142,34 @@ fn has_break_marker(b: &[u8]) -> bool {
 
 /// First words a mail line can start with (commands and header names), upper case.
 const LINE_STARTS: &[&[u8]] = &[
-    b"MAIL", b"RCPT", b"HELO", b"EHLO", b"LHLO", b"VRFY", b"EXPN", b"AUTH", b"DATA", b"QUIT", b"RSET", b"NOOP",
-    b"STARTTLS", b"TURN", b"BCC", b"CC", b"TO", b"FROM", b"REPLY-TO", b"SENDER", b"RETURN-PATH", b"RESENT-TO",
-    b"RESENT-BCC", b"SUBJECT", b"CONTENT-TYPE", b"MIME-VERSION", b"X-MAILER", b"CONTENT-TRANSFER-ENCODING",
+    b"MAIL",
+    b"RCPT",
+    b"HELO",
+    b"EHLO",
+    b"LHLO",
+    b"VRFY",
+    b"EXPN",
+    b"AUTH",
+    b"DATA",
+    b"QUIT",
+    b"RSET",
+    b"NOOP",
+    b"STARTTLS",
+    b"TURN",
+    b"BCC",
+    b"CC",
+    b"TO",
+    b"FROM",
+    b"REPLY-TO",
+    b"SENDER",
+    b"RETURN-PATH",
+    b"RESENT-TO",
+    b"RESENT-BCC",
+    b"SUBJECT",
+    b"CONTENT-TYPE",
+    b"MIME-VERSION",
+    b"X-MAILER",
+    b"CONTENT-TRANSFER-ENCODING",
 ];
 
 /// Whether the line at `at` can start a command or header: an IMAP tag (a short word with a
@@ -322,9 +353,7 @@ fn line_kind(b: &[u8], at: usize) -> Option<Kind> {
     match (first, w.len()) {
         (b"HELO" | b"EHLO" | b"LHLO", 2) if is_host(w[1]) => return Some(Kind::Smtp),
         (b"VRFY" | b"EXPN", 2) => return Some(Kind::Smtp),
-        (b"AUTH", 2 | 3) if matches!(w[1], b"LOGIN" | b"PLAIN" | b"CRAM-MD5" | b"XOAUTH2" | b"DIGEST-MD5") => {
-            return Some(Kind::Smtp)
-        }
+        (b"AUTH", 2 | 3) if matches!(w[1], b"LOGIN" | b"PLAIN" | b"CRAM-MD5" | b"XOAUTH2" | b"DIGEST-MD5") => return Some(Kind::Smtp),
         (b"DATA" | b"QUIT" | b"RSET" | b"NOOP" | b"STARTTLS" | b"TURN", 1) => return Some(Kind::WeakVerb),
         _ => {}
     }
@@ -354,7 +383,9 @@ fn imap_command(w: &[&[u8]], original: &[u8]) -> Option<Kind> {
         b"AUTHENTICATE" => args.len() == 1,
         b"FETCH" | b"STORE" | b"COPY" | b"MOVE" => args.first().is_some_and(|a| is_seq_set(a)) && args.len() >= 2,
         b"UID" => args.first().is_some_and(|a| matches!(*a, b"FETCH" | b"STORE" | b"COPY" | b"MOVE" | b"SEARCH" | b"EXPUNGE")),
-        b"SEARCH" => args.first().is_some_and(|a| matches!(*a, b"ALL" | b"UNSEEN" | b"SEEN" | b"FROM" | b"TO" | b"SUBJECT" | b"BODY" | b"TEXT" | b"SINCE" | b"CHARSET")),
+        b"SEARCH" => args.first().is_some_and(|a| {
+            matches!(*a, b"ALL" | b"UNSEEN" | b"SEEN" | b"FROM" | b"TO" | b"SUBJECT" | b"BODY" | b"TEXT" | b"SINCE" | b"CHARSET")
+        }),
         b"SELECT" | b"EXAMINE" | b"CREATE" | b"DELETE" | b"SUBSCRIBE" | b"UNSUBSCRIBE" => args.len() == 1,
         b"RENAME" | b"LIST" | b"LSUB" => args.len() == 2,
         b"STATUS" | b"APPEND" => args.len() >= 2 && args[1].first() == Some(&b'('),
@@ -370,9 +401,7 @@ fn header_line(upper: &[u8]) -> Option<Kind> {
     let name = upper[..colon].trim_ascii_end();
     let value = upper[colon + 1..].trim_ascii();
     let ok = match name {
-        b"BCC" | b"CC" | b"TO" | b"FROM" | b"REPLY-TO" | b"SENDER" | b"RETURN-PATH" | b"RESENT-TO" | b"RESENT-BCC" => {
-            value.contains(&b'@')
-        }
+        b"BCC" | b"CC" | b"TO" | b"FROM" | b"REPLY-TO" | b"SENDER" | b"RETURN-PATH" | b"RESENT-TO" | b"RESENT-BCC" => value.contains(&b'@'),
         b"SUBJECT" => !value.is_empty(),
         b"CONTENT-TYPE" => value.starts_with(b"TEXT/") || value.starts_with(b"MULTIPART/"),
         b"MIME-VERSION" => value.first().is_some_and(u8::is_ascii_digit),

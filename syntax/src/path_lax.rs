@@ -41,7 +41,7 @@ impl Check for PathLax {
         let raw = input.text.as_bytes();
         let raw = &raw[..raw.len().min(MAX_SCAN)];
         // Most fields hold no lenient form at all: decide that without a copy.
-        if !input.bytes.any(b"\xef\xe2") && !(input.bytes.contains(b'%') && has_lax_percent(raw)) {
+        if !(input.bytes.any(b"\xef\xe2") || (input.bytes.contains(b'%') && has_lax_percent(raw))) {
             return None;
         }
         let decoded = lax_decode(raw);

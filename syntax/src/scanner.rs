@@ -9,8 +9,7 @@ use crate::{Check, Finding, Input, Place, Trigger};
 pub struct ScannerCheck;
 
 fn is_marker_header(name: &str) -> bool {
-    name.starts_with("acunetix-")
-        || matches!(name, "x-scanner" | "x-wipp" | "x-scan-memo" | "x-requestmanager-memo" | "x-request-memo")
+    name.starts_with("acunetix-") || matches!(name, "x-scanner" | "x-wipp" | "x-scan-memo" | "x-requestmanager-memo" | "x-request-memo")
 }
 
 impl Check for ScannerCheck {
@@ -24,8 +23,11 @@ impl Check for ScannerCheck {
     }
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
-        (input.place == Place::Header && is_marker_header(input.name))
-            .then_some(Finding { reason: "scanner:marker-header", score: 0.95, level: 1 })
+        (input.place == Place::Header && is_marker_header(input.name)).then_some(Finding {
+            reason: "scanner:marker-header",
+            score: 0.95,
+            level: 1,
+        })
     }
 }
 

@@ -27,12 +27,42 @@ const SHELL_VARS: &[(&str, &str)] = &[
 /// Well-known binaries and files a glob path such as `/???/??t` is resolved against. Short on
 /// purpose: the point is the handful of paths that injection payloads reach for.
 const KNOWN_PATHS: &[&str] = &[
-    "/bin/cat", "/bin/sh", "/bin/bash", "/bin/dash", "/bin/ls", "/bin/nc", "/bin/netcat", "/bin/ping",
-    "/bin/echo", "/bin/sleep", "/bin/uname", "/bin/busybox", "/bin/rm", "/bin/id", "/usr/bin/id",
-    "/usr/bin/whoami", "/usr/bin/wget", "/usr/bin/curl", "/usr/bin/nc", "/usr/bin/ncat",
-    "/usr/bin/python", "/usr/bin/python3", "/usr/bin/perl", "/usr/bin/php", "/usr/bin/base64",
-    "/usr/bin/head", "/usr/bin/tail", "/usr/bin/env", "/usr/bin/uname", "/etc/passwd", "/etc/shadow",
-    "/etc/hosts", "/etc/group", "/etc/issue", "/etc/hostname", "/proc/self/environ",
+    "/bin/cat",
+    "/bin/sh",
+    "/bin/bash",
+    "/bin/dash",
+    "/bin/ls",
+    "/bin/nc",
+    "/bin/netcat",
+    "/bin/ping",
+    "/bin/echo",
+    "/bin/sleep",
+    "/bin/uname",
+    "/bin/busybox",
+    "/bin/rm",
+    "/bin/id",
+    "/usr/bin/id",
+    "/usr/bin/whoami",
+    "/usr/bin/wget",
+    "/usr/bin/curl",
+    "/usr/bin/nc",
+    "/usr/bin/ncat",
+    "/usr/bin/python",
+    "/usr/bin/python3",
+    "/usr/bin/perl",
+    "/usr/bin/php",
+    "/usr/bin/base64",
+    "/usr/bin/head",
+    "/usr/bin/tail",
+    "/usr/bin/env",
+    "/usr/bin/uname",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/hosts",
+    "/etc/group",
+    "/etc/issue",
+    "/etc/hostname",
+    "/proc/self/environ",
 ];
 
 fn is_word(b: u8) -> bool {
@@ -132,7 +162,9 @@ fn pass(input: &[u8], out: &mut Out) {
             }
             b'$' => i = dollar(input, i, out),
             b'{' => i = brace_list(input, i, out),
-            b'`' if input[i + 1..].starts_with(b"echo ") && (command_prefix(out) || after_close_is_word_tick(&input[i + 1..])) => i = echo_subst(input, i + 6, b'`', i, out),
+            b'`' if input[i + 1..].starts_with(b"echo ") && (command_prefix(out) || after_close_is_word_tick(&input[i + 1..])) => {
+                i = echo_subst(input, i + 6, b'`', i, out)
+            }
             _ => {
                 out.push(b);
                 i += 1;
@@ -189,7 +221,9 @@ fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
             }
         }
         // `who$(echo am)i`: only glued into a word; a free-standing `$(echo X)` is a command.
-        Some(b'(') if rest.starts_with(b"(echo ") && (command_prefix(out) || after_close_is_word(rest)) => return echo_subst(s, i + 7, b')', i, out),
+        Some(b'(') if rest.starts_with(b"(echo ") && (command_prefix(out) || after_close_is_word(rest)) => {
+            return echo_subst(s, i + 7, b')', i, out)
+        }
         Some(b'(') if rest.starts_with(b"((") => {
             // `$((16+69))` arithmetic: a probe whose result the attacker looks for.
             if let Some(len) = rest.iter().take(40).position(|&c| c == b')') {
@@ -213,7 +247,11 @@ fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
                 }
                 // `c${u}at`, `${x}id`: an unset variable glued to a word expands to nothing.
                 let glued = is_word(out.last()) || s.get(i + 2 + len).is_some_and(|&c| is_word(c));
-                if glued && (1..=8).contains(&inner.len()) && inner.iter().all(|&c| is_ident(c)) && !inner.first().is_some_and(u8::is_ascii_digit) {
+                if glued
+                    && (1..=8).contains(&inner.len())
+                    && inner.iter().all(|&c| is_ident(c))
+                    && !inner.first().is_some_and(u8::is_ascii_digit)
+                {
                     out.pending = true;
                     return i + 2 + len;
                 }
@@ -300,7 +338,8 @@ fn brace_list(s: &[u8], i: usize, out: &mut Out) -> usize {
             depth == 0 && matches!(c, b' ' | b'\t' | b'=' | b';')
         });
         let plain = newline_ok && !json_key && !blank_outside;
-        if plain && inner.contains(&b',') && inner.first().is_some_and(|&c| c.is_ascii_lowercase() || c == b'/' || c == b'\'' || c == b'"') {
+        if plain && inner.contains(&b',') && inner.first().is_some_and(|&c| c.is_ascii_lowercase() || c == b'/' || c == b'\'' || c == b'"')
+        {
             for (k, part) in inner.split(|&c| c == b',').enumerate() {
                 if k > 0 {
                     out.push_marked(b" ");
@@ -468,7 +507,8 @@ fn resolve_glob(word: &[u8]) -> Option<Vec<u8>> {
         }
         k += 1;
     }
-    let name = crate::shell_unix::command_names().find(|n| (if star { n.len() >= units } else { n.len() == units }) && glob_match(base, n.as_bytes()))?;
+    let name = crate::shell_unix::command_names()
+        .find(|n| (if star { n.len() >= units } else { n.len() == units }) && glob_match(base, n.as_bytes()))?;
     Some([dir.as_bytes(), b"/", name.as_bytes()].concat())
 }
 

@@ -33,7 +33,8 @@ pub(crate) fn assignments(s: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
             let name_len = s[i..].iter().take(NAME_MAX + 1).take_while(|c| c.is_ascii_alphanumeric() || **c == b'_').count();
             if name_len <= NAME_MAX && s.get(i + name_len) == Some(&b'=') {
                 let start = i + name_len + 1;
-                let len = s[start..].iter().take(VALUE_MAX + 1).take_while(|c| !matches!(c, b';' | b'&' | b'|' | b'\n' | b' ' | b'\t')).count();
+                let len =
+                    s[start..].iter().take(VALUE_MAX + 1).take_while(|c| !matches!(c, b';' | b'&' | b'|' | b'\n' | b' ' | b'\t')).count();
                 if len <= VALUE_MAX {
                     let value: Vec<u8> = s[start..start + len].iter().copied().filter(|&c| c != b'\'' && c != b'"').collect();
                     vars.push((s[i..i + name_len].to_vec(), value));

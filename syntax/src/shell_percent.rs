@@ -21,7 +21,8 @@ fn one_percent_layer(text: &[u8]) -> Option<Vec<u8>> {
     let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
     // Nothing to undo unless some `%` is followed by an ASCII hex pair (`50%` and `% off` in
     // prose are not): checked first so such a field costs no copy.
-    let decodable = |i: usize| text[i] == b'%' && i + 2 < text.len() && hex(text[i + 1]).is_some_and(|h| h < 8) && hex(text[i + 2]).is_some();
+    let decodable =
+        |i: usize| text[i] == b'%' && i + 2 < text.len() && hex(text[i + 1]).is_some_and(|h| h < 8) && hex(text[i + 2]).is_some();
     if !(0..text.len()).any(decodable) {
         return None;
     }

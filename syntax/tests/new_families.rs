@@ -138,7 +138,12 @@ fn hard_negatives_pass_at_level_1() {
     let mut failures = Vec::new();
     for r in &requests {
         let found = detect(r, 1);
-        let own: Vec<_> = found.iter().filter(|(reason, _)| ["graphql:", "mail-injection:", "protocol:", "ssi:", "scanner:", "crlf:"].iter().any(|p| reason.starts_with(p))).collect();
+        let own: Vec<_> = found
+            .iter()
+            .filter(|(reason, _)| {
+                ["graphql:", "mail-injection:", "protocol:", "ssi:", "scanner:", "crlf:"].iter().any(|p| reason.starts_with(p))
+            })
+            .collect();
         if !own.is_empty() {
             failures.push(format!("{} {} {:?}: {:?}", r.method, r.path, r.headers, own));
         }
@@ -196,7 +201,8 @@ fn benign_requests(file: &str, row: &Json) -> Vec<Request> {
         },
         _ => {
             // Whole-request files.
-            let mut r = Request::new(row.get("method").and_then(Json::str).unwrap_or("GET"), row.get("path").and_then(Json::str).unwrap_or("/"));
+            let mut r =
+                Request::new(row.get("method").and_then(Json::str).unwrap_or("GET"), row.get("path").and_then(Json::str).unwrap_or("/"));
             if let Some(Json::Obj(headers)) = row.get("headers") {
                 for (n, v) in headers {
                     match v {
@@ -233,7 +239,13 @@ fn fp_scan() {
         for row in &rows {
             let requests = benign_requests(file, row);
             for level in [1u8, 2] {
-                let hits: Vec<_> = requests.iter().flat_map(|r| detect(r, level)).filter(|(reason, _)| ["graphql:", "mail-injection:", "protocol:", "ssi:", "scanner:", "crlf:"].iter().any(|p| reason.starts_with(p))).collect();
+                let hits: Vec<_> = requests
+                    .iter()
+                    .flat_map(|r| detect(r, level))
+                    .filter(|(reason, _)| {
+                        ["graphql:", "mail-injection:", "protocol:", "ssi:", "scanner:", "crlf:"].iter().any(|p| reason.starts_with(p))
+                    })
+                    .collect();
                 if let Some((reason, text)) = hits.first() {
                     by_level[level as usize] += 1;
                     if shown < 12 {
@@ -283,10 +295,26 @@ fn dump_variants_for_eval() {
 fn cost_on_benign_json() {
     let body = r#"{"user":{"id":42,"name":"Alex Martin","email":"alex.martin@example.com","bio":"Backend developer & coffee fan. Writes Rust, Go and some TypeScript; runs 10k on Sundays (50% of the time)."},"address":{"street":"12 Rue de la Paix","city":"Paris","zip":"75002","country":"FR"},"preferences":{"newsletter":true,"theme":"dark","language":"fr-FR","timezone":"Europe/Paris"},"cart":[{"sku":"TSHIRT-RED-M","qty":2,"price":19.99,"note":"gift wrap, please"},{"sku":"MUG-BLUE","qty":1,"price":9.5,"note":"no rush\nthanks!"}],"comment":"Please deliver after 6pm, the concierge is away until then. Call +33 1 23 45 67 89 if needed.","coupon":"SPRING-2024","referrer":"https://www.example.org/blog/posts/123?utm_source=newsletter&utm_medium=email"}"#;
     let request = Request::new("POST", "/api/v1/orders").header("Content-Type", "application/json").body(body);
-    let fields: Vec<(Field, String)> = fields_of(&request).into_iter().map(|f| { let d = decoded_view(&f.text); (f, d) }).collect();
-    let inputs: Vec<Input> = fields.iter().flat_map(|(f, d)| {
-        [(&f.text, false), (d, true)].map(|(t, decoded)| { let mut i = Input::new(t); i.place = f.place; i.name = &f.name; i.method = "POST"; i.decoded = decoded; i })
-    }).collect();
+    let fields: Vec<(Field, String)> = fields_of(&request)
+        .into_iter()
+        .map(|f| {
+            let d = decoded_view(&f.text);
+            (f, d)
+        })
+        .collect();
+    let inputs: Vec<Input> = fields
+        .iter()
+        .flat_map(|(f, d)| {
+            [(&f.text, false), (d, true)].map(|(t, decoded)| {
+                let mut i = Input::new(t);
+                i.place = f.place;
+                i.name = &f.name;
+                i.method = "POST";
+                i.decoded = decoded;
+                i
+            })
+        })
+        .collect();
     // The best of five timings: the machine is shared, so the minimum is the cost.
     let rounds = 5_000;
     let time = |run: &dyn Fn() -> usize| {

@@ -117,7 +117,9 @@ fn recall(family: &str, detector: &str, n: usize) -> f64 {
         }
         if hit {
             caught += 1;
-        } else if missed.len() < 15 || (std::env::var("RAMPART_EVASION_MISS").is_ok_and(|m| v.mutation.contains(m.as_str())) && missed.len() < 60) {
+        } else if missed.len() < 15
+            || (std::env::var("RAMPART_EVASION_MISS").is_ok_and(|m| v.mutation.contains(m.as_str())) && missed.len() < 60)
+        {
             missed.push(format!("[{}] {}", v.mutation, v.payload));
         }
     }
@@ -310,11 +312,21 @@ fn json_strings(line: &str) -> Vec<String> {
 fn fp_scan_real_benign() {
     let dir = std::env::var("RAMPART_DATA").unwrap_or_else(|_| "/work/shared/datasets".into());
     let files = [
-        "sharegpt_user_messages.jsonl", "har_fixture_parts.jsonl", "requests/har_fixture_requests.jsonl",
-        "requests/node_soap_requests.jsonl", "digitalocean_api_examples.jsonl", "uap_core_user_agents.jsonl",
-        "csic2010_lines.jsonl", "fwaf_goodqueries_subset.jsonl", "otlp_json_examples.jsonl", "graphql_spec_examples.jsonl",
-        "benign_prompts_alpaca_eval.jsonl", "benign_prompts_self_instruct.jsonl", "benign_prompts_awesome_chatgpt_prompts.jsonl",
-        "benign_prompts_gsm8k.jsonl", "httpparams.jsonl",
+        "sharegpt_user_messages.jsonl",
+        "har_fixture_parts.jsonl",
+        "requests/har_fixture_requests.jsonl",
+        "requests/node_soap_requests.jsonl",
+        "digitalocean_api_examples.jsonl",
+        "uap_core_user_agents.jsonl",
+        "csic2010_lines.jsonl",
+        "fwaf_goodqueries_subset.jsonl",
+        "otlp_json_examples.jsonl",
+        "graphql_spec_examples.jsonl",
+        "benign_prompts_alpaca_eval.jsonl",
+        "benign_prompts_self_instruct.jsonl",
+        "benign_prompts_awesome_chatgpt_prompts.jsonl",
+        "benign_prompts_gsm8k.jsonl",
+        "httpparams.jsonl",
     ];
     for level in [1u8, 2] {
         println!("== level {level}");
@@ -348,7 +360,11 @@ fn fp_scan_real_benign() {
                             if !row_reasons.contains(&found.reason) {
                                 row_reasons.push(found.reason);
                                 if examples.len() < 12 {
-                                    examples.push(format!("{} | {}", found.reason, f.chars().take(160).collect::<String>().replace('\n', "\\n")));
+                                    examples.push(format!(
+                                        "{} | {}",
+                                        found.reason,
+                                        f.chars().take(160).collect::<String>().replace('\n', "\\n")
+                                    ));
                                 }
                             }
                         }
@@ -372,7 +388,9 @@ fn fp_scan_real_benign() {
 #[ignore]
 fn pool_attack_rows() {
     let dir = std::env::var("RAMPART_DATA").unwrap_or_else(|_| "/work/shared/datasets".into());
-    for file in ["log4j_jndi_bypass_words", "payloadsallthethings", "payloadbox", "fuzzdb", "awesome_waf_bypasses", "websec_ext_cmdi", "httpparams"] {
+    for file in
+        ["log4j_jndi_bypass_words", "payloadsallthethings", "payloadbox", "fuzzdb", "awesome_waf_bypasses", "websec_ext_cmdi", "httpparams"]
+    {
         let Ok(text) = std::fs::read_to_string(format!("{dir}/{file}.jsonl")) else { continue };
         let mut rows = 0;
         let mut hits: BTreeMap<(String, &str), usize> = BTreeMap::new();
@@ -411,7 +429,24 @@ fn pool_attack_rows() {
 /// Linear time on adversarial shapes and a few microseconds on a benign 1 KB JSON body.
 #[test]
 fn cost_is_linear_and_small() {
-    let shapes = ["${", "${a:-", "'", "\"sys\".", "(", "$a[", "system(", "<?", "@java.lang.X", "(#a", "#{", "java.lang.Runtime.", "/*", "#", "${lower:", "}"];
+    let shapes = [
+        "${",
+        "${a:-",
+        "'",
+        "\"sys\".",
+        "(",
+        "$a[",
+        "system(",
+        "<?",
+        "@java.lang.X",
+        "(#a",
+        "#{",
+        "java.lang.Runtime.",
+        "/*",
+        "#",
+        "${lower:",
+        "}",
+    ];
     // One pass over a 50 KB input must cost about as much as twenty passes over 2.5 KB (a
     // quadratic check would cost twenty times more; the bound is ten). Both sides do the same amount of linear
     // work, so a debug build or a busy machine slows both alike.

@@ -182,7 +182,14 @@ fn pool_recall() {
 fn benign_fp_scan() {
     let Some(dir) = data_dir() else { return };
     let level = std::env::var("FP_LEVEL").ok().and_then(|l| l.parse().ok()).unwrap_or(1u8);
-    let text_files = ["digitalocean_api_examples", "sharegpt_user_messages", "har_fixture_parts", "csic2010_lines", "fwaf_goodqueries_subset", "uap_core_user_agents"];
+    let text_files = [
+        "digitalocean_api_examples",
+        "sharegpt_user_messages",
+        "har_fixture_parts",
+        "csic2010_lines",
+        "fwaf_goodqueries_subset",
+        "uap_core_user_agents",
+    ];
     for file in text_files {
         let (mut n, mut hits) = (0, BTreeMap::<&str, usize>::new());
         let mut shown = 0;

@@ -5,8 +5,8 @@
 //! layers with `+` as space, entities, JS escapes undone; comments removed; whitespace
 //! collapsed), emulated here in a few lines.
 
-use std::collections::BTreeMap;
 use evasion::place::json_string;
+use std::collections::BTreeMap;
 use syntax::{checks, Finding, Input, Place};
 
 const N: usize = 2000;
@@ -340,25 +340,15 @@ fn fp_scan_real_benign() {
             .filter_map(|l| field(l, "text"))
             .collect()
     };
-    scan(
-        "sharegpt_user_messages",
-        texts("sharegpt_user_messages.jsonl", None).into_iter().map(|t| (t, Place::BodyValue)).collect(),
-    );
-    scan(
-        "har_fixture_parts",
-        texts("har_fixture_parts.jsonl", None).into_iter().map(|t| (t, Place::BodyValue)).collect(),
-    );
-    scan(
-        "kaggle_xss benign",
-        texts("kaggle_xss_syedsaqlain.jsonl", Some("benign")).into_iter().map(|t| (t, Place::BodyValue)).collect(),
-    );
+    scan("sharegpt_user_messages", texts("sharegpt_user_messages.jsonl", None).into_iter().map(|t| (t, Place::BodyValue)).collect());
+    scan("har_fixture_parts", texts("har_fixture_parts.jsonl", None).into_iter().map(|t| (t, Place::BodyValue)).collect());
+    scan("kaggle_xss benign", texts("kaggle_xss_syedsaqlain.jsonl", Some("benign")).into_iter().map(|t| (t, Place::BodyValue)).collect());
     let csic: Vec<(String, Place)> = texts("csic2010_lines.jsonl", None)
         .into_iter()
         .flat_map(|t| {
             let first = t.lines().next().unwrap_or("").to_string();
             let body = t.lines().last().unwrap_or("").to_string();
-            let mut v: Vec<(String, Place)> =
-                query_values(&first).into_iter().map(|q| (q, Place::QueryValue)).collect();
+            let mut v: Vec<(String, Place)> = query_values(&first).into_iter().map(|q| (q, Place::QueryValue)).collect();
             v.extend(query_values(&format!("?{body}")).into_iter().map(|q| (q, Place::BodyValue)));
             v
         })
@@ -407,9 +397,7 @@ fn pool_recall_of_checks() {
     let data = std::env::var("RAMPART_DATA").unwrap_or("/work/shared/datasets".into());
     let out_dir = std::env::var("XSS_MISSED_DIR").unwrap_or("/tmp/xss/pool".into());
     let _ = std::fs::create_dir_all(&out_dir);
-    for src in
-        ["payloadbox", "payloadsallthethings", "fuzzdb", "kaggle_xss_syedsaqlain", "awesomexss", "awesome_waf_bypasses"]
-    {
+    for src in ["payloadbox", "payloadsallthethings", "fuzzdb", "kaggle_xss_syedsaqlain", "awesomexss", "awesome_waf_bypasses"] {
         let text = std::fs::read_to_string(format!("{data}/{src}.jsonl")).unwrap_or_default();
         let (mut n, mut hit) = (0, 0);
         let mut missed = String::new();
@@ -424,10 +412,7 @@ fn pool_recall_of_checks() {
             if xss(&t, Place::QueryValue, 1).is_some() {
                 hit += 1;
             } else {
-                missed.push_str(&format!(
-                    "{{\"text\": {}, \"label\": \"xss\", \"source\": \"{src}\"}}\n",
-                    json_string(&t)
-                ));
+                missed.push_str(&format!("{{\"text\": {}, \"label\": \"xss\", \"source\": \"{src}\"}}\n", json_string(&t)));
             }
         }
         let _ = std::fs::write(format!("{out_dir}/{src}.jsonl"), missed);
@@ -495,11 +480,7 @@ fn benign_json_cost() {
                 std::hint::black_box(c.inspect(&input));
             }
         }
-        println!(
-            "{} bytes: {:.2} µs per body, both XSS checks",
-            body.len(),
-            start.elapsed().as_secs_f64() * 1e6 / n as f64
-        );
+        println!("{} bytes: {:.2} µs per body, both XSS checks", body.len(), start.elapsed().as_secs_f64() * 1e6 / n as f64);
         for c in checks() {
             let start = std::time::Instant::now();
             for _ in 0..n {

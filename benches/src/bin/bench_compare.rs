@@ -54,9 +54,8 @@ fn read_criterion(dir: &Path, runs: &mut BTreeMap<String, Vec<f64>>) -> Result<(
         } else if path.file_name().is_some_and(|n| n == "benchmark.json") && path.parent().is_some_and(|p| p.ends_with("new")) {
             let id = read_json(&path)?["full_id"].as_str().map(str::to_owned).ok_or(format!("{}: no full_id", path.display()))?;
             let estimates = path.with_file_name("estimates.json");
-            let median = read_json(&estimates)?["median"]["point_estimate"]
-                .as_f64()
-                .ok_or(format!("{}: no median", estimates.display()))?;
+            let median =
+                read_json(&estimates)?["median"]["point_estimate"].as_f64().ok_or(format!("{}: no median", estimates.display()))?;
             runs.entry(id).or_default().push(median);
         }
     }
@@ -67,7 +66,11 @@ fn read_criterion(dir: &Path, runs: &mut BTreeMap<String, Vec<f64>>) -> Result<(
 fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
-    if values.len() % 2 == 0 { (values[mid - 1] + values[mid]) / 2.0 } else { values[mid] }
+    if values.len().is_multiple_of(2) {
+        (values[mid - 1] + values[mid]) / 2.0
+    } else {
+        values[mid]
+    }
 }
 
 fn read_json(path: &Path) -> Result<serde_json::Value, String> {

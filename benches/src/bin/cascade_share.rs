@@ -46,7 +46,8 @@ fn messages(args: &Args) -> Result<Vec<String>, String> {
     let mut out = Vec::new();
     for (n, line) in text.lines().enumerate().skip(args.from).take(args.count) {
         let body: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", args.bodies.display(), n + 1))?;
-        let content = body["messages"][0]["content"].as_str().ok_or(format!("{}:{}: no messages[0].content", args.bodies.display(), n + 1))?;
+        let content =
+            body["messages"][0]["content"].as_str().ok_or(format!("{}:{}: no messages[0].content", args.bodies.display(), n + 1))?;
         out.push(content.to_string());
     }
     Ok(out)

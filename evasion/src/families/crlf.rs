@@ -36,13 +36,27 @@ fn injected(rng: &mut Rng) -> (Vec<String>, &'static str) {
     let host = *rng.pick(HOSTS);
     match rng.below(7) {
         0 | 1 => {
-            let cookie = format!("{}={}", rng.pick(&["session", "sid", "JSESSIONID", "auth", "admin"]), rng.pick(&["attacker", "1", "deadbeef", "true"]));
+            let cookie = format!(
+                "{}={}",
+                rng.pick(&["session", "sid", "JSESSIONID", "auth", "admin"]),
+                rng.pick(&["attacker", "1", "deadbeef", "true"])
+            );
             let attrs = *rng.pick(&["", "; Path=/", "; Domain=.shop.example", "; HttpOnly"]);
             (vec![format!("Set-Cookie: {cookie}{attrs}")], "set-cookie")
         }
         2 => (vec![format!("Location: {}{host}/{}", rng.pick(&["http://", "https://", "//"]), rng.pick(&["", "login", "x"]))], "location"),
         3 => {
-            let name = *rng.pick(&["X-XSS-Protection", "Access-Control-Allow-Origin", "Content-Security-Policy", "X-Forwarded-Host", "Refresh", "Cache-Control", "X-Injected", "Link", "Content-Type"]);
+            let name = *rng.pick(&[
+                "X-XSS-Protection",
+                "Access-Control-Allow-Origin",
+                "Content-Security-Policy",
+                "X-Forwarded-Host",
+                "Refresh",
+                "Cache-Control",
+                "X-Injected",
+                "Link",
+                "Content-Type",
+            ]);
             let value = match name {
                 "X-XSS-Protection" => "0".to_string(),
                 "Access-Control-Allow-Origin" => format!("https://{host}"),
@@ -56,12 +70,30 @@ fn injected(rng: &mut Rng) -> (Vec<String>, &'static str) {
             (vec![format!("{name}: {value}")], "header")
         }
         4 => {
-            let body = *rng.pick(&["<script>alert(document.domain)</script>", "<html><body>Login expired</body></html>", "<svg onload=alert(1)>"]);
-            (vec!["Content-Length: 0".into(), String::new(), "HTTP/1.1 200 OK".into(), "Content-Type: text/html".into(), String::new(), body.into()], "second-response")
+            let body =
+                *rng.pick(&["<script>alert(document.domain)</script>", "<html><body>Login expired</body></html>", "<svg onload=alert(1)>"]);
+            (
+                vec![
+                    "Content-Length: 0".into(),
+                    String::new(),
+                    "HTTP/1.1 200 OK".into(),
+                    "Content-Type: text/html".into(),
+                    String::new(),
+                    body.into(),
+                ],
+                "second-response",
+            )
         }
         5 => {
             let path = *rng.pick(&["/admin", "/internal/flush", "/api/users/1", "/"]);
-            (vec![String::new(), format!("{} {path} HTTP/1.1", rng.pick(&["GET", "POST", "DELETE"])), format!("Host: {}", rng.pick(&["localhost", "internal", "127.0.0.1"]))], "request-line")
+            (
+                vec![
+                    String::new(),
+                    format!("{} {path} HTTP/1.1", rng.pick(&["GET", "POST", "DELETE"])),
+                    format!("Host: {}", rng.pick(&["localhost", "internal", "127.0.0.1"])),
+                ],
+                "request-line",
+            )
         }
         _ => {
             let body = *rng.pick(&["<script>alert(1)</script>", "<h1>Site moved</h1>", "<img src=x onerror=alert(1)>"]);

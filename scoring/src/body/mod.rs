@@ -11,10 +11,10 @@
 //! own content type, JSON and XML depth) is bounded by `FieldLimits::max_depth`, and all
 //! parsers are iterative and linear in the body length.
 
+pub mod binary;
 pub mod form;
 pub mod graphql_doc;
 pub mod json;
-pub mod binary;
 pub mod multipart;
 pub mod part_encoding;
 pub mod raw;
@@ -84,9 +84,7 @@ fn sniff(body: &str, fields: &mut Fields, depth: usize) -> bool {
     match t.as_bytes().first() {
         Some(b'{' | b'[') => json::parse_json_at(body, fields, depth),
         Some(b'<') => xml::parse_xml_at(body, fields, depth, true),
-        Some(b'-')
-            if multipart::sniff_boundary(body).is_some() && contains_ignore_case(body, "content-disposition") =>
-        {
+        Some(b'-') if multipart::sniff_boundary(body).is_some() && contains_ignore_case(body, "content-disposition") => {
             multipart::parse_multipart_at(body, None, fields, depth)
         }
         _ if looks_like_form(body) => {

@@ -64,8 +64,7 @@ pub(crate) fn parse_multipart_at(body: &str, content_type: Option<&str>, fields:
     let bytes = body.as_bytes();
     let finder = memchr::memmem::Finder::new(delim.as_bytes());
     // Delimiters at line starts, as (start, end-of-delimiter).
-    let mut delims =
-        finder.find_iter(bytes).filter(|&p| p == 0 || bytes[p - 1] == b'\n').map(|p| (p, p + delim.len())).peekable();
+    let mut delims = finder.find_iter(bytes).filter(|&p| p == 0 || bytes[p - 1] == b'\n').map(|p| (p, p + delim.len())).peekable();
     let Some(&(first, _)) = delims.peek() else { return false };
     push_if_not_blank(body.get(..first).unwrap_or(""), fields);
     while let Some((_, after)) = delims.next() {
@@ -293,10 +292,7 @@ mod tests {
 
     #[test]
     fn disposition_parsing() {
-        assert_eq!(
-            disposition_params(" form-data; name=\"a\\\"b\"; filename=c.txt"),
-            [("name", "a\\\"b"), ("filename", "c.txt")]
-        );
+        assert_eq!(disposition_params(" form-data; name=\"a\\\"b\"; filename=c.txt"), [("name", "a\\\"b"), ("filename", "c.txt")]);
         assert_eq!(disposition_params("name=\"unterminated"), [("name", "unterminated")]);
         assert!(disposition_params("").is_empty());
     }

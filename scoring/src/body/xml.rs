@@ -370,8 +370,7 @@ mod tests {
 
     #[test]
     fn doctype_with_internal_subset_is_one_field() {
-        let doctype =
-            "<!DOCTYPE foo [ <!ELEMENT foo ANY > <!-- ] > --> <!ENTITY xxe SYSTEM \"file:///etc/passwd\" > ]>";
+        let doctype = "<!DOCTYPE foo [ <!ELEMENT foo ANY > <!-- ] > --> <!ENTITY xxe SYSTEM \"file:///etc/passwd\" > ]>";
         let body = format!("<?xml version=\"1.0\"?>\n{doctype}\n<foo>&xxe;</foo>");
         let (ok, v) = parse(&body, false, FieldLimits::default());
         assert!(ok);

@@ -166,9 +166,9 @@ impl BatchQueue {
         match context.deadline {
             // Dropping the receivers on timeout marks the queued texts abandoned (a flight is
             // dropped once all of its callers have gone).
-            Some(deadline) => tokio::time::timeout_at(deadline.into(), wait_all)
-                .await
-                .map_err(|_| ModelError::DeadlineExceeded(self.name))??,
+            Some(deadline) => {
+                tokio::time::timeout_at(deadline.into(), wait_all).await.map_err(|_| ModelError::DeadlineExceeded(self.name))??
+            }
             None => wait_all.await?,
         }
         Ok(scores.into_iter().map(|s| s.unwrap_or_default()).collect())
@@ -234,11 +234,7 @@ fn run_batches<E: Executor>(name: &'static str, mut executor: E, shared: &Shared
                 }
             }
             Ok(scores) => {
-                let err = ModelError::Inference(format!(
-                    "executor returned {} scores for {} texts",
-                    scores.len(),
-                    batch.len()
-                ));
+                let err = ModelError::Inference(format!("executor returned {} scores for {} texts", scores.len(), batch.len()));
                 for job in batch {
                     shared.flights.finish(job.key, &job.flight, Err(err.clone()));
                 }
@@ -339,7 +335,11 @@ mod tests {
         let runs: usize = batches.lock().unwrap().iter().sum();
         assert_eq!(runs, 3, "only the new message reached the model");
 
-        let uncached = BatchQueue::spawn("uncached", LengthExecutor { batches: batches.clone() }, BatchConfig { cache_entries: 0, ..Default::default() });
+        let uncached = BatchQueue::spawn(
+            "uncached",
+            LengthExecutor { batches: batches.clone() },
+            BatchConfig { cache_entries: 0, ..Default::default() },
+        );
         uncached.score_many(history.clone()).await.unwrap();
         uncached.score_many(history).await.unwrap();
         let runs: usize = batches.lock().unwrap().iter().sum();

@@ -108,17 +108,13 @@ fn is_word_byte(lower: u8) -> bool {
 }
 
 fn load_err(detail: String) -> ModelError {
-    ModelError::LoadFailed {
-        model: "featurizer",
-        detail,
-    }
+    ModelError::LoadFailed { model: "featurizer", detail }
 }
 
 impl Featurizer {
     /// Parses a `featurizer.json` spec.
     pub fn from_json(text: &str) -> Result<Self, ModelError> {
-        let spec: Spec = serde_json::from_str(text)
-            .map_err(|e| load_err(format!("bad featurizer.json: {e}")))?;
+        let spec: Spec = serde_json::from_str(text).map_err(|e| load_err(format!("bad featurizer.json: {e}")))?;
         if let Some(h) = &spec.hash {
             if h != "fnv1a32" {
                 return Err(load_err(format!("unsupported hash `{h}`")));
@@ -148,20 +144,11 @@ impl Featurizer {
         let mut chars = Vec::new();
         let mut words = Vec::new();
         for f in &spec.families {
-            let state = f
-                .seed
-                .to_le_bytes()
-                .iter()
-                .fold(FNV_OFFSET, |h, &b| fnv_byte(h, b));
+            let state = f.seed.to_le_bytes().iter().fold(FNV_OFFSET, |h, &b| fnv_byte(h, b));
             match f.kind.as_str() {
                 "char" if (1..=MAX_CHAR_N).contains(&f.n) => chars.push(Family { n: f.n, state }),
                 "word" if (1..=MAX_WORD_N).contains(&f.n) => words.push(Family { n: f.n, state }),
-                "char" | "word" => {
-                    return Err(load_err(format!(
-                        "{} n-gram length {} not supported",
-                        f.kind, f.n
-                    )))
-                }
+                "char" | "word" => return Err(load_err(format!("{} n-gram length {} not supported", f.kind, f.n))),
                 other => return Err(load_err(format!("unknown feature family `{other}`"))),
             }
         }
@@ -169,20 +156,12 @@ impl Featurizer {
             return Err(load_err("no feature families".into()));
         }
         let max_word_n = words.iter().map(|f| f.n).max().unwrap_or(0);
-        Ok(Featurizer {
-            dim: spec.dim,
-            max_bytes: spec.max_bytes,
-            input,
-            chars,
-            words,
-            max_word_n,
-        })
+        Ok(Featurizer { dim: spec.dim, max_bytes: spec.max_bytes, input, chars, words, max_word_n })
     }
 
     /// Reads and parses a `featurizer.json` file.
     pub fn from_path(path: &std::path::Path) -> Result<Self, ModelError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| load_err(format!("reading {}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(path).map_err(|e| load_err(format!("reading {}: {e}", path.display())))?;
         Self::from_json(&text)
     }
 
@@ -234,18 +213,8 @@ impl Featurizer {
     /// # Panics
     /// When `rows` was made for another `dim` ([`SparseRows::new`]).
     pub fn featurize_sparse(&self, text: &str, rows: &mut SparseRows) {
-        assert_eq!(
-            rows.counts.len(),
-            self.dim,
-            "SparseRows made for another dim"
-        );
-        let SparseRows {
-            counts,
-            touched,
-            indices,
-            values,
-            ends,
-        } = rows;
+        assert_eq!(rows.counts.len(), self.dim, "SparseRows made for another dim");
+        let SparseRows { counts, touched, indices, values, ends } = rows;
         touched.clear();
         self.for_each_bucket(text, |b| {
             // A count is at most the n-grams of one text (families x max_bytes), far below u32::MAX.
@@ -306,8 +275,7 @@ impl Featurizer {
                 6 => char_grams::<6>(bytes, fam.state, &mut f),
                 n => {
                     for w in bytes.windows(n) {
-                        f(w.iter()
-                            .fold(fam.state, |h, &b| fnv_byte(h, b.to_ascii_lowercase())));
+                        f(w.iter().fold(fam.state, |h, &b| fnv_byte(h, b.to_ascii_lowercase())));
                     }
                 }
             }
@@ -367,13 +335,7 @@ pub struct SparseRows {
 
 impl SparseRows {
     pub fn new(dim: usize) -> Self {
-        SparseRows {
-            counts: vec![0; dim],
-            touched: Vec::new(),
-            indices: Vec::new(),
-            values: Vec::new(),
-            ends: Vec::new(),
-        }
+        SparseRows { counts: vec![0; dim], touched: Vec::new(), indices: Vec::new(), values: Vec::new(), ends: Vec::new() }
     }
 
     /// Drops the rows, keeps the buffers.
@@ -425,10 +387,7 @@ mod tests {
     }
 
     fn fnv(seed: u32, data: &[u8]) -> u32 {
-        let h = seed
-            .to_le_bytes()
-            .iter()
-            .fold(FNV_OFFSET, |h, &b| fnv_byte(h, b));
+        let h = seed.to_le_bytes().iter().fold(FNV_OFFSET, |h, &b| fnv_byte(h, b));
         data.iter().fold(h, |h, &b| fnv_byte(h, b))
     }
 
@@ -467,10 +426,7 @@ mod tests {
         for (seed, d) in [(1u32, &b"a"[..]), (1, b"b"), (11, b"ab")] {
             expect[(fnv(seed, d) % 1024) as usize] += 1.0;
         }
-        let v: Vec<f64> = expect
-            .iter()
-            .map(|&c| if c > 0.0 { f64::ln_1p(c) } else { 0.0 })
-            .collect();
+        let v: Vec<f64> = expect.iter().map(|&c| if c > 0.0 { f64::ln_1p(c) } else { 0.0 }).collect();
         let n = v.iter().map(|x| x * x).sum::<f64>().sqrt();
         for i in 0..1024 {
             assert!((r[i] as f64 - v[i] / n).abs() < 1e-6, "bucket {i}");
@@ -479,8 +435,7 @@ mod tests {
 
     #[test]
     fn word_bigrams_join_with_space() {
-        let spec =
-            r#"{"dim": 4096, "max_bytes": 64, "families": [{"kind": "word", "n": 2, "seed": 5}]}"#;
+        let spec = r#"{"dim": 4096, "max_bytes": 64, "families": [{"kind": "word", "n": 2, "seed": 5}]}"#;
         let f = Featurizer::from_json(spec).unwrap();
         let r = row(&f, "  Foo, bar!! ");
         let b = (fnv(5, b"foo bar") % 4096) as usize;
@@ -490,8 +445,7 @@ mod tests {
 
     #[test]
     fn non_ascii_bytes_are_word_bytes_and_not_folded() {
-        let spec =
-            r#"{"dim": 4096, "max_bytes": 64, "families": [{"kind": "word", "n": 1, "seed": 5}]}"#;
+        let spec = r#"{"dim": 4096, "max_bytes": 64, "families": [{"kind": "word", "n": 1, "seed": 5}]}"#;
         let f = Featurizer::from_json(spec).unwrap();
         let r = row(&f, "CAFÉ");
         let b = (fnv(5, "cafÉ".as_bytes()) % 4096) as usize;
@@ -529,12 +483,7 @@ mod tests {
         for (i, t) in texts.iter().enumerate() {
             let dense = row(&f, t);
             let (idx, val) = rows.row(i);
-            let want: Vec<(i64, f32)> = dense
-                .iter()
-                .enumerate()
-                .filter(|(_, &v)| v != 0.0)
-                .map(|(j, &v)| (j as i64, v))
-                .collect();
+            let want: Vec<(i64, f32)> = dense.iter().enumerate().filter(|(_, &v)| v != 0.0).map(|(j, &v)| (j as i64, v)).collect();
             let got: Vec<(i64, f32)> = idx.iter().copied().zip(val.iter().copied()).collect();
             assert_eq!(got, want, "text {t:?}");
         }
@@ -550,15 +499,9 @@ mod tests {
 
     #[test]
     fn input_form_from_spec() {
-        assert_eq!(
-            Featurizer::from_json(SPEC).unwrap().input_form(),
-            InputForm::Dense
-        );
+        assert_eq!(Featurizer::from_json(SPEC).unwrap().input_form(), InputForm::Dense);
         let sparse = SPEC.replacen("\"dim\"", "\"input\": \"sparse\", \"dim\"", 1);
-        assert_eq!(
-            Featurizer::from_json(&sparse).unwrap().input_form(),
-            InputForm::Sparse
-        );
+        assert_eq!(Featurizer::from_json(&sparse).unwrap().input_form(), InputForm::Sparse);
         let bad = SPEC.replacen("\"dim\"", "\"input\": \"ragged\", \"dim\"", 1);
         assert!(Featurizer::from_json(&bad).is_err());
     }
@@ -566,19 +509,12 @@ mod tests {
     #[test]
     fn rejects_bad_specs() {
         assert!(Featurizer::from_json("{").is_err());
-        assert!(Featurizer::from_json(
-            r#"{"dim": 0, "max_bytes": 8, "families": [{"kind":"char","n":1,"seed":1}]}"#
-        )
-        .is_err());
-        assert!(Featurizer::from_json(
-            r#"{"dim": 8, "max_bytes": 8, "families": [{"kind":"bpe","n":1,"seed":1}]}"#
-        )
-        .is_err());
-        assert!(Featurizer::from_json(
-            r#"{"dim": 8, "max_bytes": 8, "families": [{"kind":"word","n":9,"seed":1}]}"#
-        )
-        .is_err());
-        assert!(Featurizer::from_json(r#"{"dim": 8, "max_bytes": 8, "hash": "md5", "families": [{"kind":"char","n":1,"seed":1}]}"#).is_err());
+        assert!(Featurizer::from_json(r#"{"dim": 0, "max_bytes": 8, "families": [{"kind":"char","n":1,"seed":1}]}"#).is_err());
+        assert!(Featurizer::from_json(r#"{"dim": 8, "max_bytes": 8, "families": [{"kind":"bpe","n":1,"seed":1}]}"#).is_err());
+        assert!(Featurizer::from_json(r#"{"dim": 8, "max_bytes": 8, "families": [{"kind":"word","n":9,"seed":1}]}"#).is_err());
+        assert!(
+            Featurizer::from_json(r#"{"dim": 8, "max_bytes": 8, "hash": "md5", "families": [{"kind":"char","n":1,"seed":1}]}"#).is_err()
+        );
         assert!(Featurizer::from_json(r#"{"dim": 8, "max_bytes": 8, "families": []}"#).is_err());
     }
 }

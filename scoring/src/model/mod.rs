@@ -57,11 +57,7 @@ pub fn load_executor(model_dir: &std::path::Path, threads: &ModelThreads) -> Res
     let name = onnx::model_name(model_dir);
     match transformer::Manifest::read(model_dir) {
         Err(detail) => Err(ModelError::LoadFailed { model: name, detail }),
-        Ok(Some(manifest)) => Ok(Box::new(transformer::TransformerExecutor::load(
-            model_dir,
-            manifest,
-            threads.transformer,
-        )?)),
+        Ok(Some(manifest)) => Ok(Box::new(transformer::TransformerExecutor::load(model_dir, manifest, threads.transformer)?)),
         Ok(None) => Ok(Box::new(onnx::OnnxExecutor::load(model_dir, threads.small)?)),
     }
 }

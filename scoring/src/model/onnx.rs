@@ -37,22 +37,13 @@ pub fn init_runtime(dylib: &Path) -> Result<(), ModelError> {
     if ENV.get().is_some() {
         return Ok(());
     }
-    let fail = |detail: String| ModelError::LoadFailed {
-        model: "onnxruntime",
-        detail,
-    };
+    let fail = |detail: String| ModelError::LoadFailed { model: "onnxruntime", detail };
     if !dylib.is_file() {
-        return Err(fail(format!(
-            "ONNX Runtime library not found at {}",
-            dylib.display()
-        )));
+        return Err(fail(format!("ONNX Runtime library not found at {}", dylib.display())));
     }
     let builder = ort::init_from(dylib).map_err(|e| fail(e.to_string()))?;
     // rc.15 names the final step `build()` (earlier release candidates called it `commit()`).
-    let env = builder
-        .with_name("rampart")
-        .build()
-        .map_err(|e| fail(e.to_string()))?;
+    let env = builder.with_name("rampart").build().map_err(|e| fail(e.to_string()))?;
     let _ = ENV.set(env);
     Ok(())
 }
@@ -146,19 +137,13 @@ impl OnnxExecutor {
     /// thread, no pool, no spinning) is the right value unless batches are large.
     pub fn load(model_dir: &Path, intra_threads: usize) -> Result<Self, ModelError> {
         let name = model_name(model_dir);
-        let fail = |detail: String| ModelError::LoadFailed {
-            model: name,
-            detail,
-        };
-        let env = ENV.get().ok_or_else(|| {
-            fail("ONNX Runtime is not initialised (call init_runtime first)".into())
-        })?;
+        let fail = |detail: String| ModelError::LoadFailed { model: name, detail };
+        let env = ENV.get().ok_or_else(|| fail("ONNX Runtime is not initialised (call init_runtime first)".into()))?;
 
-        let featurizer =
-            Featurizer::from_path(&model_dir.join("featurizer.json")).map_err(|e| match e {
-                ModelError::LoadFailed { detail, .. } => fail(detail),
-                other => other,
-            })?;
+        let featurizer = Featurizer::from_path(&model_dir.join("featurizer.json")).map_err(|e| match e {
+            ModelError::LoadFailed { detail, .. } => fail(detail),
+            other => other,
+        })?;
         let model_path = model_dir.join("model.onnx");
         if !model_path.is_file() {
             return Err(fail(format!("{} not found", model_path.display())));
@@ -183,9 +168,7 @@ impl OnnxExecutor {
         };
         for want in wanted {
             if !session.inputs().iter().any(|i| i.name() == *want) {
-                return Err(fail(format!(
-                    "model has no `{want}` input (featurizer.json says {form:?} input)"
-                )));
+                return Err(fail(format!("model has no `{want}` input (featurizer.json says {form:?} input)")));
             }
         }
         if !session.outputs().iter().any(|o| o.name() == OUTPUT) {
@@ -200,32 +183,19 @@ impl OnnxExecutor {
                 values: Vec::new(),
             }),
         };
-        let mut exec = OnnxExecutor {
-            name,
-            session,
-            featurizer,
-            inputs,
-        };
+        let mut exec = OnnxExecutor { name, session, featurizer, inputs };
         // Warm-up run; for a dense graph it also proves that the input width is the featurizer's dim.
-        exec.infer(&[""])
-            .map_err(|e| fail(format!("warm-up inference failed: {e}")))?;
+        exec.infer(&[""]).map_err(|e| fail(format!("warm-up inference failed: {e}")))?;
         if form == InputForm::Sparse {
             // The sparse graph's table must have a row for every bucket: look up the last one
             // once here rather than have ORT's Gather reject real texts later.
             let last = [exec.featurizer.dim() as i64 - 1];
             let zero = [0.0f32];
-            let idx = TensorRef::from_array_view(([1usize, 1], &last[..]))
-                .map_err(|e| fail(e.to_string()))?;
-            let val = TensorRef::from_array_view(([1usize, 1], &zero[..]))
-                .map_err(|e| fail(e.to_string()))?;
+            let idx = TensorRef::from_array_view(([1usize, 1], &last[..])).map_err(|e| fail(e.to_string()))?;
+            let val = TensorRef::from_array_view(([1usize, 1], &zero[..])).map_err(|e| fail(e.to_string()))?;
             exec.session
                 .run(ort::inputs![SPARSE_INDICES => idx, SPARSE_VALUES => val])
-                .map_err(|e| {
-                    fail(format!(
-                        "graph has no row for bucket {} (featurizer dim): {e}",
-                        last[0]
-                    ))
-                })?;
+                .map_err(|e| fail(format!("graph has no row for bucket {} (featurizer dim): {e}", last[0])))?;
         }
         Ok(exec)
     }
@@ -241,14 +211,9 @@ impl OnnxExecutor {
 
 /// The `score` output of one session call, checked: `n` values, no NaN.
 fn scores(name: &str, outputs: SessionOutputs<'_>, n: usize) -> Result<Vec<f32>, ModelError> {
-    let (_, scores) = outputs[OUTPUT]
-        .try_extract_tensor::<f32>()
-        .map_err(|e| ModelError::Inference(format!("{name}: output: {e}")))?;
+    let (_, scores) = outputs[OUTPUT].try_extract_tensor::<f32>().map_err(|e| ModelError::Inference(format!("{name}: output: {e}")))?;
     if scores.len() != n {
-        return Err(ModelError::Inference(format!(
-            "{name}: expected {n} scores, got {}",
-            scores.len()
-        )));
+        return Err(ModelError::Inference(format!("{name}: expected {n} scores, got {}", scores.len())));
     }
     // The graph ends in a sigmoid, so scores are already in [0, 1]. A NaN cannot come out of
     // finite features; report it rather than guess a verdict (the caller owns fail-open/closed).
@@ -260,9 +225,7 @@ fn scores(name: &str, outputs: SessionOutputs<'_>, n: usize) -> Result<Vec<f32>,
 
 impl OnnxExecutor {
     fn infer_dense(&mut self, texts: &[&str]) -> Result<Vec<f32>, ModelError> {
-        let Inputs::Dense(buf) = &mut self.inputs else {
-            unreachable!("dense executor")
-        };
+        let Inputs::Dense(buf) = &mut self.inputs else { unreachable!("dense executor") };
         let (n, dim) = (texts.len(), self.featurizer.dim());
         let len = n * dim;
         if buf.len() < len {
@@ -272,21 +235,16 @@ impl OnnxExecutor {
             self.featurizer.featurize_into(text, row);
         }
         let name = self.name;
-        let input = TensorRef::from_array_view(([n, dim], &buf[..len]))
-            .map_err(|e| ModelError::Inference(format!("{name}: input tensor: {e}")))?;
-        let outputs = self
-            .session
-            .run(ort::inputs![DENSE_INPUT => input])
-            .map_err(|e| ModelError::Inference(format!("{name}: {e}")))?;
+        let input =
+            TensorRef::from_array_view(([n, dim], &buf[..len])).map_err(|e| ModelError::Inference(format!("{name}: input tensor: {e}")))?;
+        let outputs = self.session.run(ort::inputs![DENSE_INPUT => input]).map_err(|e| ModelError::Inference(format!("{name}: {e}")))?;
         scores(name, outputs, n)
     }
 
     /// Featurizes the batch, then runs it in as few session calls as the padding rule allows
     /// (one for a single text or for texts of similar length), longest rows first.
     fn infer_sparse(&mut self, texts: &[&str]) -> Result<Vec<f32>, ModelError> {
-        let Inputs::Sparse(sp) = &mut self.inputs else {
-            unreachable!("sparse executor")
-        };
+        let Inputs::Sparse(sp) = &mut self.inputs else { unreachable!("sparse executor") };
         let name = self.name;
         let n = texts.len();
         sp.rows.clear();
@@ -309,19 +267,14 @@ impl OnnxExecutor {
             }
             sp.pad(start..end, k);
             let shape = [end - start, k];
-            let input_err =
-                |e: ort::Error| ModelError::Inference(format!("{name}: input tensor: {e}"));
+            let input_err = |e: ort::Error| ModelError::Inference(format!("{name}: input tensor: {e}"));
             let idx = TensorRef::from_array_view((shape, &sp.indices[..])).map_err(input_err)?;
             let val = TensorRef::from_array_view((shape, &sp.values[..])).map_err(input_err)?;
             let outputs = self
                 .session
                 .run(ort::inputs![SPARSE_INDICES => idx, SPARSE_VALUES => val])
                 .map_err(|e| ModelError::Inference(format!("{name}: {e}")))?;
-            for (&row, score) in
-                sp.order[start..end]
-                    .iter()
-                    .zip(scores(name, outputs, end - start)?)
-            {
+            for (&row, score) in sp.order[start..end].iter().zip(scores(name, outputs, end - start)?) {
                 out[row] = score;
             }
             start = end;

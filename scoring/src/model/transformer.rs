@@ -44,10 +44,7 @@ impl Manifest {
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let m: Manifest = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
         if m.window_tokens == 0 || m.stride_tokens == 0 || m.stride_tokens > m.window_tokens || m.max_windows < 2 {
-            return Err(format!(
-                "{}: need window_tokens >= stride_tokens > 0 and max_windows >= 2",
-                path.display()
-            ));
+            return Err(format!("{}: need window_tokens >= stride_tokens > 0 and max_windows >= 2", path.display()));
         }
         Ok(Some(m))
     }
@@ -93,10 +90,7 @@ impl Worker {
         let shape = [1usize, window.len()];
         let ids = TensorRef::from_array_view((shape, self.ids.as_slice())).map_err(infer)?;
         let mask = TensorRef::from_array_view((shape, self.mask.as_slice())).map_err(infer)?;
-        let outputs = self
-            .session
-            .run(ort::inputs!["input_ids" => ids, "attention_mask" => mask])
-            .map_err(infer)?;
+        let outputs = self.session.run(ort::inputs!["input_ids" => ids, "attention_mask" => mask]).map_err(infer)?;
         let (_, scores) = outputs["score"].try_extract_tensor::<f32>().map_err(infer)?;
         scores.first().copied().ok_or_else(|| ModelError::Inference("model returned no score".into()))
     }
@@ -115,19 +109,14 @@ impl TransformerExecutor {
         if manifest.kind != "transformer" {
             return Err(fail(format!("model.json kind `{}` is not `transformer`", manifest.kind)));
         }
-        let env = super::onnx::environment()
-            .ok_or_else(|| fail("ONNX Runtime is not initialised (call init_runtime first)".into()))?;
+        let env = super::onnx::environment().ok_or_else(|| fail("ONNX Runtime is not initialised (call init_runtime first)".into()))?;
         let tok_path = model_dir.join(&manifest.tokenizer);
         let mut tokenizer = Tokenizer::from_file(&tok_path).map_err(|e| fail(format!("{}: {e}", tok_path.display())))?;
         // tokenizer.json files carry their own truncation (128 here) and padding: either would
         // cut or distort text before windowing, so both are switched off explicitly.
-        tokenizer
-            .with_truncation(None)
-            .map_err(|e| fail(format!("{}: {e}", tok_path.display())))?;
+        tokenizer.with_truncation(None).map_err(|e| fail(format!("{}: {e}", tok_path.display())))?;
         tokenizer.with_padding(None);
-        let special = |t: &str| {
-            tokenizer.token_to_id(t).ok_or_else(|| fail(format!("{} has no {t} token", tok_path.display())))
-        };
+        let special = |t: &str| tokenizer.token_to_id(t).ok_or_else(|| fail(format!("{} has no {t} token", tok_path.display())));
         let (cls, sep) = (special("[CLS]")?, special("[SEP]")?);
         let model_path = model_dir.join("model.onnx");
         if !model_path.is_file() {
@@ -157,10 +146,7 @@ impl TransformerExecutor {
         let m = &self.manifest;
         let mut out = Vec::new();
         for (i, text) in texts.iter().enumerate() {
-            let enc = self
-                .tokenizer
-                .encode(*text, false)
-                .map_err(|e| ModelError::Inference(format!("tokenizer: {e}")))?;
+            let enc = self.tokenizer.encode(*text, false).map_err(|e| ModelError::Inference(format!("tokenizer: {e}")))?;
             let ids = enc.get_ids();
             for start in window_starts(ids.len(), m.window_tokens, m.stride_tokens, m.max_windows) {
                 let end = (start + m.window_tokens).min(ids.len());
@@ -189,11 +175,8 @@ impl Executor for TransformerExecutor {
             vec![self.workers[0].run_all(&shares[0])]
         } else {
             std::thread::scope(|scope| {
-                let handles: Vec<_> = self.workers[..n]
-                    .iter_mut()
-                    .zip(&shares)
-                    .map(|(worker, share)| scope.spawn(move || worker.run_all(share)))
-                    .collect();
+                let handles: Vec<_> =
+                    self.workers[..n].iter_mut().zip(&shares).map(|(worker, share)| scope.spawn(move || worker.run_all(share))).collect();
                 handles
                     .into_iter()
                     .map(|h| h.join().unwrap_or_else(|_| Err(ModelError::Inference("model worker panicked".into()))))

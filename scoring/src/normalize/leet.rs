@@ -99,8 +99,8 @@ pub fn rot13(text: &str) -> String {
 /// Common English function words: frequent in any English sentence, and none of them is the
 /// ROT13 of another.
 const FUNCTION_WORDS: [&str; 24] = [
-    "the", "and", "to", "of", "you", "your", "is", "in", "that", "it", "for", "all", "are", "with", "this", "be", "me",
-    "my", "not", "what", "now", "from", "have", "tell",
+    "the", "and", "to", "of", "you", "your", "is", "in", "that", "it", "for", "all", "are", "with", "this", "be", "me", "my", "not",
+    "what", "now", "from", "have", "tell",
 ];
 
 fn function_words(text: &str) -> usize {

@@ -266,8 +266,7 @@ mod tests {
 
     #[test]
     fn precheck() {
-        for s in ["%3c", "a+b", "&lt;", "\\u003c", "a\0", "a\u{a0}b", "a\nb", "a/**/b", "<!--", "PHNjcmlwdD5hbGVydCgx"]
-        {
+        for s in ["%3c", "a+b", "&lt;", "\\u003c", "a\0", "a\u{a0}b", "a\nb", "a/**/b", "<!--", "PHNjcmlwdD5hbGVydCgx"] {
             assert!(may_need_decoding(s), "{s:?}");
         }
         for s in [

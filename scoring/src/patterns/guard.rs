@@ -14,13 +14,7 @@ use syntax::ByteSet;
 pub fn required_bytes(pattern: &str, case_sensitive: bool) -> Option<ByteSet> {
     // Bytes, not Unicode: Hyperscan scans bytes with ASCII-only case folding, which is what
     // regex-syntax does with Unicode mode off.
-    let hir = ParserBuilder::new()
-        .unicode(false)
-        .utf8(false)
-        .case_insensitive(!case_sensitive)
-        .build()
-        .parse(pattern)
-        .ok()?;
+    let hir = ParserBuilder::new().unicode(false).utf8(false).case_insensitive(!case_sensitive).build().parse(pattern).ok()?;
     need(&hir).filter(|set| cost(set) <= GUARD_COST_LIMIT)
 }
 

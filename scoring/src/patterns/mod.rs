@@ -234,8 +234,8 @@ impl PatternStage {
                 if !(spans_fields || rule.views == ViewScope::Decoded && kind == ViewKind::Plain) {
                     // `to` is one past the last matched byte.
                     let at = (to as usize).saturating_sub(1);
-                    let in_prose_only = rule.prose_level.is_some_and(|l| l > hits.sensitivity)
-                        && crate::prose::is_long_prose(view.segment_text(at));
+                    let in_prose_only =
+                        rule.prose_level.is_some_and(|l| l > hits.sensitivity) && crate::prose::is_long_prose(view.segment_text(at));
                     if !in_prose_only {
                         hits.record(rule_idx, rule, kind, view.field_at(at));
                     }
@@ -259,15 +259,14 @@ impl PatternStage {
         let rules = &self.rules;
         let bytes = ByteSet::of(text);
         for guarded in self.dbs.iter().filter(|d| d.wanted(&bytes)) {
-            let _ = guarded.db.scan(text.as_bytes(), &scratch.hs, |id: u32, _from: u64, _to: u64, _flags: u32| {
-                match rules.get(id as usize) {
+            let _ =
+                guarded.db.scan(text.as_bytes(), &scratch.hs, |id: u32, _from: u64, _to: u64, _flags: u32| match rules.get(id as usize) {
                     Some(rule) if rule.role == RuleRole::Gate && rule.detector == detector => {
                         gated = true;
                         Matching::Terminate
                     }
                     _ => Matching::Continue,
-                }
-            });
+                });
             if gated {
                 break;
             }

@@ -133,20 +133,14 @@ pub fn load_rules(dir: Option<&Path>) -> Result<Vec<Rule>, PatternError> {
             }
         }
         Some(dir) => {
-            let entries = std::fs::read_dir(dir).map_err(|e| PatternError::Io {
-                path: dir.display().to_string(),
-                detail: e.to_string(),
-            })?;
-            let mut paths: Vec<_> = entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-                .collect();
+            let entries =
+                std::fs::read_dir(dir).map_err(|e| PatternError::Io { path: dir.display().to_string(), detail: e.to_string() })?;
+            let mut paths: Vec<_> =
+                entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "toml")).collect();
             paths.sort();
             for path in paths {
-                let text = std::fs::read_to_string(&path).map_err(|e| PatternError::Io {
-                    path: path.display().to_string(),
-                    detail: e.to_string(),
-                })?;
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| PatternError::Io { path: path.display().to_string(), detail: e.to_string() })?;
                 parse_rule_file(&path.display().to_string(), &text, &mut rules)?;
             }
         }
@@ -155,12 +149,9 @@ pub fn load_rules(dir: Option<&Path>) -> Result<Vec<Rule>, PatternError> {
 }
 
 fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), PatternError> {
-    let file: RuleFile = toml::from_str(text)
-        .map_err(|e| PatternError::BadFile { file: name.to_string(), detail: e.to_string() })?;
-    let detector = detector_id(&file.detector).ok_or_else(|| PatternError::BadFile {
-        file: name.to_string(),
-        detail: format!("unknown detector `{}`", file.detector),
-    })?;
+    let file: RuleFile = toml::from_str(text).map_err(|e| PatternError::BadFile { file: name.to_string(), detail: e.to_string() })?;
+    let detector = detector_id(&file.detector)
+        .ok_or_else(|| PatternError::BadFile { file: name.to_string(), detail: format!("unknown detector `{}`", file.detector) })?;
     let role = match file.kind.as_deref() {
         None | Some("detect") => RuleRole::Detect,
         Some("gate") => RuleRole::Gate,
@@ -199,10 +190,7 @@ fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), Pa
             });
         }
         if out.iter().any(|r| r.detector == detector && r.id == spec.id && r.role == role) {
-            return Err(PatternError::BadFile {
-                file: name.to_string(),
-                detail: format!("duplicate rule id `{}`", spec.id),
-            });
+            return Err(PatternError::BadFile { file: name.to_string(), detail: format!("duplicate rule id `{}`", spec.id) });
         }
         out.push(Rule {
             detector,

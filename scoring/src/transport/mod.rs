@@ -175,7 +175,8 @@ mod tests {
     #[test]
     fn a_cut_body_is_not_a_fault() {
         let packed = gzip(&(0..200_000u32).flat_map(|i| i.to_le_bytes()).collect::<Vec<_>>());
-        let body = EncodedBody { bytes: &packed[..packed.len() / 2], content_encoding: Some("gzip"), truncated: true, ..Default::default() };
+        let body =
+            EncodedBody { bytes: &packed[..packed.len() / 2], content_encoding: Some("gzip"), truncated: true, ..Default::default() };
         let out = decode_body(body, LIMITS);
         assert!(out.partial.is_empty() && !out.bytes.is_empty());
     }

@@ -14,9 +14,7 @@ pub fn root() -> PathBuf {
 
 /// ORT_DYLIB_PATH, or the library scripts/bootstrap fetches.
 pub fn ort_dylib() -> PathBuf {
-    std::env::var("ORT_DYLIB_PATH")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"))
+    std::env::var("ORT_DYLIB_PATH").map(PathBuf::from).unwrap_or_else(|_| root().join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1"))
 }
 
 /// The committed models, loaded (waits up to 60 s). One engine per test binary: building it

@@ -66,9 +66,7 @@ impl Decision {
     pub fn policy_reason(&self, verdict: &Verdict) -> Option<String> {
         match self.cause? {
             Cause::ModelMissing => Some("model-missing".to_string()),
-            Cause::Partial if self.action != Action::Passed => {
-                Some(format!("partial:{}", verdict.partial.as_deref().unwrap_or("")))
-            }
+            Cause::Partial if self.action != Action::Passed => Some(format!("partial:{}", verdict.partial.as_deref().unwrap_or(""))),
             _ => None,
         }
     }

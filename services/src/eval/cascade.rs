@@ -16,8 +16,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use scoring::models::ModelSet;
 use scoring::model::StageScores;
+use scoring::models::ModelSet;
 use scoring::{EngineConfig, ScoreContext};
 
 use super::data::{load_source, sha1_prefix};
@@ -71,11 +71,8 @@ pub async fn run(data: &Path, config: &EngineConfig) -> Result<(), String> {
     let models = Arc::new(models);
     let request_path = super::prompt::RequestPath::new(config)?;
     for set in SETS {
-        let rows: Vec<String> = load_source(data, set.file)?
-            .into_iter()
-            .filter(|r| r.label == set.label && (set.pick)(&r.text))
-            .map(|r| r.text)
-            .collect();
+        let rows: Vec<String> =
+            load_source(data, set.file)?.into_iter().filter(|r| r.label == set.label && (set.pick)(&r.text)).map(|r| r.text).collect();
         let (pieces, origin) = request_path.chat_pieces(rows.iter().map(String::as_str));
         let started = Instant::now();
         let stages = both_stages(&models, pieces).await?;

@@ -35,13 +35,8 @@ impl Row {
 }
 
 /// Families held out from model training (docs/EVAL.md; the model cards use the same split).
-pub const HELDOUT_SOURCES: &[&str] = &[
-    "httpparams",
-    "modsec_learn_dataset",
-    "jailbreakbench_artifacts",
-    "benign_prompts_alpaca_eval",
-    "csic2010_lines",
-];
+pub const HELDOUT_SOURCES: &[&str] =
+    &["httpparams", "modsec_learn_dataset", "jailbreakbench_artifacts", "benign_prompts_alpaca_eval", "csic2010_lines"];
 
 /// The pool's source names (file stems of the `.jsonl` files), sorted.
 pub fn source_names(dir: &Path) -> Result<Vec<String>, String> {
@@ -188,14 +183,12 @@ pub fn request_for(row: &Row, placement: Placement) -> (String, Vec<(String, Str
     let text = &row.text;
     match placement {
         Placement::Query => (format!("GET /eval?q={}", percent_encode(text)), Vec::new()),
-        Placement::Form => (
-            format!("POST /eval\nq={}", percent_encode(text)),
-            vec![("content-type".into(), "application/x-www-form-urlencoded".into())],
-        ),
-        Placement::Json => (
-            format!("POST /eval\n{}", serde_json::json!({ "q": text })),
-            vec![("content-type".into(), "application/json".into())],
-        ),
+        Placement::Form => {
+            (format!("POST /eval\nq={}", percent_encode(text)), vec![("content-type".into(), "application/x-www-form-urlencoded".into())])
+        }
+        Placement::Json => {
+            (format!("POST /eval\n{}", serde_json::json!({ "q": text })), vec![("content-type".into(), "application/json".into())])
+        }
         Placement::Raw => (format!("POST /eval\n{text}"), vec![("content-type".into(), "text/plain".into())]),
     }
 }

@@ -207,6 +207,8 @@ async fn redirect_rows(engine: &Arc<Engine>, data: &Path, concurrency: usize, sh
         .zip(&outcomes)
         .filter(|(_, o)| !o.flagged_at_config())
         .take(show_fn)
-        .map(|(r, o)| format!("  [{}] {:.3} L2:{} | {}", r.source, o.score, o.reasons[1].join(","), r.text.chars().take(160).collect::<String>()))
+        .map(|(r, o)| {
+            format!("  [{}] {:.3} L2:{} | {}", r.source, o.score, o.reasons[1].join(","), r.text.chars().take(160).collect::<String>())
+        })
         .collect())
 }

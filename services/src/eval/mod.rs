@@ -170,11 +170,8 @@ async fn cascade_section(args: &EvalArgs) -> ExitCode {
 
 /// The labelled pool (and `--requests` files): TPR/FPR per class, confusion, hard negatives.
 async fn pool_section(engine: &Arc<Engine>, args: &EvalArgs) -> Result<(), String> {
-    let mut rows = if args.sources.is_empty() && !args.requests.is_empty() {
-        Vec::new()
-    } else {
-        load_pool(&args.data, args.split, &args.sources)?
-    };
+    let mut rows =
+        if args.sources.is_empty() && !args.requests.is_empty() { Vec::new() } else { load_pool(&args.data, args.split, &args.sources)? };
     let mut queries: Vec<scoring_query::ScoreQuery> = rows.iter().map(|r| query_for(r, args.placement)).collect();
     for path in &args.requests {
         for r in wire::load_requests(path)? {

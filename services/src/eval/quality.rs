@@ -108,10 +108,8 @@ pub async fn run(data_dir: &Path, config: &EngineConfig) -> Result<(), String> {
     );
     for (detector, sets) in MODELS {
         let slug = DETECTORS[*detector].slug;
-        let texts: Vec<SetTexts> = sets
-            .iter()
-            .map(|spec| set_texts(spec, &sources[spec.source], &seen, &names, config.limits.clone()))
-            .collect();
+        let texts: Vec<SetTexts> =
+            sets.iter().map(|spec| set_texts(spec, &sources[spec.source], &seen, &names, config.limits.clone())).collect();
         let all: Vec<String> = texts.iter().flat_map(|t| t.texts.iter().cloned()).collect();
         let started = Instant::now();
         let scores = match score_all(&models, *detector, all).await {
@@ -168,13 +166,7 @@ fn training_index(dir: &Path, names: &[String]) -> Result<HashMap<String, u64>, 
 /// payload rows, each parameter for modsec-learn query strings and CSIC requests), as the
 /// engine's model stage would see it. Drops texts found in a non-held-out source (other than
 /// the set's own) and exact duplicates inside the set.
-fn set_texts(
-    spec: &SetSpec,
-    rows: &[Row],
-    seen: &HashMap<String, u64>,
-    names: &[String],
-    limits: FieldLimits,
-) -> SetTexts {
+fn set_texts(spec: &SetSpec, rows: &[Row], seen: &HashMap<String, u64>, names: &[String], limits: FieldLimits) -> SetTexts {
     let own_bit = names.iter().position(|n| n == spec.source).filter(|&i| i < 64).map_or(0, |i| 1u64 << i);
     let mut out = SetTexts { texts: Vec::new(), rows: 0, values: 0, in_training_files: 0, duplicates: 0 };
     let mut unique = HashSet::new();
@@ -232,10 +224,7 @@ pub(super) async fn score_all(models: &Arc<ModelSet>, detector: DetectorId, text
 
 type ChunkResult = (usize, Result<Vec<f32>, scoring::model::ModelError>);
 
-async fn collect_one(
-    tasks: &mut tokio::task::JoinSet<ChunkResult>,
-    results: &mut [Option<Vec<f32>>],
-) -> Result<(), String> {
+async fn collect_one(tasks: &mut tokio::task::JoinSet<ChunkResult>, results: &mut [Option<Vec<f32>>]) -> Result<(), String> {
     match tasks.join_next().await {
         Some(Ok((i, Ok(scores)))) => {
             results[i] = Some(scores);

@@ -75,9 +75,7 @@ impl Report {
             if flagged {
                 self.benign_flagged += 1;
                 *self.fp_by_detector.entry(outcome.detector).or_default() += 1;
-                if scoring::detectors::detector_id(outcome.detector)
-                    .is_some_and(|d| DETECTORS[d].backing == Backing::Regex)
-                {
+                if scoring::detectors::detector_id(outcome.detector).is_some_and(|d| DETECTORS[d].backing == Backing::Regex) {
                     self.benign_flagged_patterns += 1;
                 }
             }
@@ -98,14 +96,7 @@ impl Report {
         println!("\nAttack classes (TPR: flagged by any detector; own: won by the class's own detector)");
         println!("{:<20} {:>7} {:>9} {:>9} {:>11}", "label", "rows", "TPR %", "own %", "no-payload");
         for (label, t) in &self.classes {
-            println!(
-                "{:<20} {:>7} {:>9.2} {:>9.2} {:>11}",
-                label,
-                t.rows,
-                pct(t.flagged, t.rows),
-                pct(t.own, t.rows),
-                t.no_payload
-            );
+            println!("{:<20} {:>7} {:>9.2} {:>9.2} {:>11}", label, t.rows, pct(t.flagged, t.rows), pct(t.own, t.rows), t.no_payload);
         }
         println!(
             "\nBenign: {} rows; FPR all detectors {:.3}% ({}); pattern detectors only {:.3}% ({})",
@@ -152,8 +143,7 @@ impl Report {
     fn print_confusion(&self) {
         let mut cols: Vec<&'static str> = vec!["pass"];
         cols.extend(DETECTORS.iter().map(|d| d.slug));
-        let cols: Vec<&'static str> =
-            cols.into_iter().filter(|c| self.confusion.values().any(|m| m.contains_key(c))).collect();
+        let cols: Vec<&'static str> = cols.into_iter().filter(|c| self.confusion.values().any(|m| m.contains_key(c))).collect();
         println!("\nConfusion (rows: true label; columns: winning detector, `pass` = not flagged)");
         print!("{:<18}", "");
         for c in &cols {

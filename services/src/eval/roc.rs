@@ -86,8 +86,7 @@ pub fn auc(benign: &[f32], attack: &[f32]) -> Option<f64> {
     if benign.is_empty() || attack.is_empty() {
         return None;
     }
-    let mut all: Vec<(f32, bool)> =
-        benign.iter().map(|&s| (s, false)).chain(attack.iter().map(|&s| (s, true))).collect();
+    let mut all: Vec<(f32, bool)> = benign.iter().map(|&s| (s, false)).chain(attack.iter().map(|&s| (s, true))).collect();
     all.sort_by(|a, b| a.0.total_cmp(&b.0));
     // Sum of the attack rows' ranks (1-based, tied groups get their mean rank).
     let mut rank_sum = 0.0;
@@ -116,10 +115,8 @@ pub fn quality(benign: &[f32], attack: &[f32], checks: &[&[f32]], default_thresh
         resolved,
     };
     let desc = sorted_desc(benign);
-    let roc = TARGET_FPRS
-        .iter()
-        .filter_map(|&t| threshold_for_fpr(&desc, t).map(|(thr, resolved)| point(Some(t), thr, resolved)))
-        .collect();
+    let roc =
+        TARGET_FPRS.iter().filter_map(|&t| threshold_for_fpr(&desc, t).map(|(thr, resolved)| point(Some(t), thr, resolved))).collect();
     Quality { at_default: point(None, default_threshold, true), roc, auc: auc(benign, attack) }
 }
 
@@ -149,13 +146,7 @@ pub fn table(q: &Quality, check_names: &[&str]) -> Vec<String> {
     out.push(head);
     let row = |label: String, p: &OperatingPoint| {
         let rate = |r: &Rate| format!("{} ({}/{})", r.pct(), r.hits, r.rows);
-        let mut line = format!(
-            "  {:<22} {:>11} {:>20} {:>20}",
-            label,
-            fmt_threshold(p.threshold),
-            rate(&p.tpr),
-            rate(&p.fpr)
-        );
+        let mut line = format!("  {:<22} {:>11} {:>20} {:>20}", label, fmt_threshold(p.threshold), rate(&p.tpr), rate(&p.fpr));
         for c in &p.checks {
             line.push_str(&format!(" {:>20}", rate(c)));
         }

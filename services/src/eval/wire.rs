@@ -156,10 +156,7 @@ const UA: &str = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, lik
 pub fn place_part(part: &str, text: &str) -> Option<WireRequest> {
     let get = |target: &str| WireRequest::new("GET", target).header("user-agent", UA).header("accept", "*/*");
     let json_post = |path: &str, body: serde_json::Value| {
-        WireRequest::new("POST", path)
-            .header("user-agent", UA)
-            .header("content-type", "application/json")
-            .body(body.to_string())
+        WireRequest::new("POST", path).header("user-agent", UA).header("content-type", "application/json").body(body.to_string())
     };
     Some(match part {
         "url" => url_request(text),
@@ -193,7 +190,13 @@ fn url_request(text: &str) -> WireRequest {
     let cut = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     let (host, target) = rest.split_at(cut);
     let target = target.split('#').next().unwrap_or("");
-    let target = if target.starts_with('?') { format!("/{target}") } else if target.is_empty() { "/".into() } else { target.into() };
+    let target = if target.starts_with('?') {
+        format!("/{target}")
+    } else if target.is_empty() {
+        "/".into()
+    } else {
+        target.into()
+    };
     WireRequest::new("GET", &target).header("host", host).header("user-agent", UA).header("accept", "*/*")
 }
 

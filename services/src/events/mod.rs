@@ -272,7 +272,8 @@ mod tests {
     fn a_maximal_event_stays_within_the_documented_line_size() {
         let huge = "\"\u{1}".repeat(100_000);
         let id = crate::request_id::RequestId::next();
-        let request = RequestFacts { request_id: id.as_str(), method: &huge, path: &huge, query: &huge, source_ip: huge.clone(), component: "proxy" };
+        let request =
+            RequestFacts { request_id: id.as_str(), method: &huge, path: &huge, query: &huge, source_ip: huge.clone(), component: "proxy" };
         let verdict = Ok(Verdict { score: 1.0, reason: huge.clone(), detector: huge.clone(), incomplete: None, partial: None });
         let decision = Decision { action: crate::decision::Action::Passed, effect: crate::decision::Effect::Forward, cause: None };
         let event = Event::new(request, &verdict, decision, WafMode::Shadow, 1e9);

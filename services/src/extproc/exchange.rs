@@ -7,14 +7,14 @@
 use proto::processing_request::Request as Phase;
 use proto::processing_response::Response as Answer;
 use proto::{
-    BodyResponse, CommonResponse, HeaderMutation, HeaderValue, HeaderValueOption, HeadersResponse, HttpHeaders,
-    HttpStatus, ImmediateResponse, ProcessingRequest, ProcessingResponse, TrailersResponse,
+    BodyResponse, CommonResponse, HeaderMutation, HeaderValue, HeaderValueOption, HeadersResponse, HttpHeaders, HttpStatus,
+    ImmediateResponse, ProcessingRequest, ProcessingResponse, TrailersResponse,
 };
 
 use crate::decision::Effect;
+use crate::errors::{ExchangeError, ScoreError};
 use crate::gate::Ruling;
 use crate::scored_request::HttpRequest;
-use crate::errors::{ExchangeError, ScoreError};
 use crate::scorer::ScoreQuery;
 
 /// `HeaderValueOption.append_action`: replace an existing value or add one.
@@ -118,11 +118,8 @@ impl Exchange {
     fn read_headers(&mut self, headers: &HttpHeaders) {
         let pairs = headers.headers.iter().flat_map(|map| map.headers.iter());
         for header in pairs {
-            let value = if header.raw_value.is_empty() {
-                header.value.clone()
-            } else {
-                String::from_utf8_lossy(&header.raw_value).into_owned()
-            };
+            let value =
+                if header.raw_value.is_empty() { header.value.clone() } else { String::from_utf8_lossy(&header.raw_value).into_owned() };
             match header.key.as_str() {
                 ":method" => self.request.method = value,
                 ":path" => self.request.path = value,
@@ -168,10 +165,7 @@ fn mutation(ruling: &Ruling, forged: Vec<String>) -> Option<CommonResponse> {
         })
         .collect();
     let remove_headers = forged.into_iter().filter(|name| !ruling.headers.iter().any(|(set, _)| set == name)).collect();
-    Some(CommonResponse {
-        header_mutation: Some(HeaderMutation { set_headers, remove_headers }),
-        ..Default::default()
-    })
+    Some(CommonResponse { header_mutation: Some(HeaderMutation { set_headers, remove_headers }), ..Default::default() })
 }
 
 fn headers_or_block(ruling: Ruling, forged: Vec<String>) -> Answer {

@@ -19,8 +19,8 @@ use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
 use crate::adapter_door::AdapterDoor;
-use crate::gate::{Component, RequestSummary, Ruling, WafMode};
 use crate::errors::{error_chain, ExchangeError, ToWire};
+use crate::gate::{Component, RequestSummary, Ruling, WafMode};
 use crate::metrics::Metrics;
 use crate::request_id::{request_span, RequestId};
 use crate::scorer::{ScoreError, ScoreQuery};

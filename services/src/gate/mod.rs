@@ -17,9 +17,9 @@ mod summary;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+pub use crate::decision::{FailMode, KillResponse, PartialPolicy, WafMode};
 pub use mode::SharedMode;
 pub use ruling::Ruling;
-pub use crate::decision::{FailMode, KillResponse, PartialPolicy, WafMode};
 pub use summary::{Component, RequestSummary};
 
 use crate::decision::{decide, Action, Decision, Effect, Policy};

@@ -37,8 +37,7 @@ pub struct AdminAsk<'a> {
 
 impl<'a> AdminAsk<'a> {
     pub fn of<B>(peer: IpAddr, req: &'a Request<B>) -> Self {
-        let authority =
-            req.headers().get(HOST).and_then(|v| v.to_str().ok()).or_else(|| req.uri().authority().map(|a| a.as_str()));
+        let authority = req.headers().get(HOST).and_then(|v| v.to_str().ok()).or_else(|| req.uri().authority().map(|a| a.as_str()));
         AdminAsk { peer, method: req.method(), headers: req.headers(), authority }
     }
 }
@@ -107,7 +106,9 @@ fn host_of(authority: &str) -> String {
     let authority = authority.trim();
     let host = match authority.strip_prefix('[') {
         Some(rest) => rest.split(']').next().unwrap_or(""),
-        None => authority.rsplit_once(':').map_or(authority, |(h, port)| if port.bytes().all(|b| b.is_ascii_digit()) { h } else { authority }),
+        None => {
+            authority.rsplit_once(':').map_or(authority, |(h, port)| if port.bytes().all(|b| b.is_ascii_digit()) { h } else { authority })
+        }
     };
     host.trim_end_matches('.').to_ascii_lowercase()
 }

@@ -7,11 +7,11 @@ use hyper::{Method, Request, Response, StatusCode};
 use net::ConnInfo;
 use serde::Serialize;
 
-use crate::client_ip::canonical;
 use super::admin::{require_json, AdminAsk};
 use super::{boxed, Proxy, ProxyBody};
-use crate::gate::WafMode;
+use crate::client_ip::canonical;
 use crate::dashboard;
+use crate::gate::WafMode;
 use crate::http::{json_response, read_body, ApiError};
 
 pub enum Routed {
@@ -145,8 +145,7 @@ async fn set_mode(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Resu
     require_json(req.headers())?;
     let body = read_body(req.into_body(), MODE_BODY_LIMIT).await?;
     const EXPECTED: &str = "expected {\"mode\": \"shadow\" | \"active\"}";
-    let parsed: serde_json::Value =
-        serde_json::from_slice(&body).map_err(|e| ApiError::MalformedJson(format!("{e}; {EXPECTED}")))?;
+    let parsed: serde_json::Value = serde_json::from_slice(&body).map_err(|e| ApiError::MalformedJson(format!("{e}; {EXPECTED}")))?;
     let requested = parsed
         .as_object()
         .and_then(|o| o.get("mode"))

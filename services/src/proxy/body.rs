@@ -32,8 +32,7 @@ pub async fn buffer_prefix(mut body: Incoming, limit: usize, budget: &Arc<BodyBu
     // allows it, else grown exactly frame by frame (doubling would hold up to twice the bytes).
     let announced = usize::try_from(body.size_hint().exact().unwrap_or(0)).unwrap_or(usize::MAX).min(limit);
     let mut reservation = budget.reserve();
-    let mut collected: Vec<u8> =
-        if announced > 0 && reservation.grow(announced) { Vec::with_capacity(announced) } else { Vec::new() };
+    let mut collected: Vec<u8> = if announced > 0 && reservation.grow(announced) { Vec::with_capacity(announced) } else { Vec::new() };
     let mut unscored = None;
     let mut trailers = None;
     let mut rest = Some(());

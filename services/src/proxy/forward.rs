@@ -68,10 +68,8 @@ impl Upstream {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(Duration::from_secs(5)));
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(60))
-            .pool_max_idle_per_host(1024)
-            .build(connector);
+        let client =
+            Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(60)).pool_max_idle_per_host(1024).build(connector);
         let authority = target.authority().map(|a| a.as_str()).unwrap_or("");
         let origin = format!("http://{authority}");
         let prefix = target.path().trim_end_matches('/').to_string();
@@ -88,11 +86,7 @@ impl Upstream {
     pub fn prepare(&self, parts: &mut hyper::http::request::Parts, client: ClientFacts) {
         // HTTP/2 carries the host as :authority, not a Host field; read it before the URI
         // is rewritten to the upstream's.
-        let host = parts
-            .headers
-            .get(HOST)
-            .cloned()
-            .or_else(|| parts.uri.authority().and_then(|a| HeaderValue::from_str(a.as_str()).ok()));
+        let host = parts.headers.get(HOST).cloned().or_else(|| parts.uri.authority().and_then(|a| HeaderValue::from_str(a.as_str()).ok()));
         let path_and_query = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
         let uri = format!("{}{}{}", self.origin, self.prefix, path_and_query);
         if let Ok(uri) = uri.parse::<Uri>() {
@@ -154,7 +148,10 @@ mod tests {
     #[test]
     fn connection_cannot_name_the_verdict_or_the_forwarding_facts() {
         let mut headers = HeaderMap::new();
-        headers.insert("connection", "X-Waf-Score, x-waf-reason, x-forwarded-for, host, content-length, content-type, x-other".parse().unwrap());
+        headers.insert(
+            "connection",
+            "X-Waf-Score, x-waf-reason, x-forwarded-for, host, content-length, content-type, x-other".parse().unwrap(),
+        );
         for name in ["x-waf-score", "x-waf-reason", "x-forwarded-for", "host", "content-length", "content-type", "x-other"] {
             headers.insert(name, "1".parse().unwrap());
         }

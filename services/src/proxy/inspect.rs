@@ -11,22 +11,22 @@ use hyper::{Request, Response, StatusCode};
 use net::{ConnInfo, Outcome};
 
 use super::body::{buffer_prefix, ReplayBody};
-use crate::client_ip::{any_contains, canonical, source_ip};
 use super::forward::{strip_hop_by_hop, ClientFacts};
 use super::{boxed, Proxy, ProxyBody};
-use crate::gate::KillResponse;
-use crate::limits::OnBodyBudget;
+use crate::client_ip::{any_contains, canonical, source_ip};
 use crate::decision::{Effect, OversizeBody};
 use crate::errors::BodyError;
+use crate::gate::KillResponse;
 use crate::gate::{Component, RequestSummary, Ruling};
 use crate::http::{error_response, json_response};
+use crate::limits::OnBodyBudget;
+use crate::metrics::Metrics;
 use crate::observe::{Emit, LimitHit, UpstreamFailed};
 use crate::request_id::RequestId;
-use crate::waf_headers::{format_score, stamp, BLOCK_BODY, UNAVAILABLE_BODY};
-use crate::metrics::Metrics;
-use crate::stats::Demo;
 use crate::scored_request::HttpRequest;
 use crate::scorer::{ScoreQuery, Verdict};
+use crate::stats::Demo;
+use crate::waf_headers::{format_score, stamp, BLOCK_BODY, UNAVAILABLE_BODY};
 
 impl Proxy {
     pub(super) async fn inspect(&self, req: Request<Incoming>, conn: ConnInfo, id: &RequestId) -> Outcome<ProxyBody> {

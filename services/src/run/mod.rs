@@ -13,18 +13,18 @@ use thiserror::Error;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::auth::AuthAdapter;
-use crate::extproc::{ExtprocService, Processor};
 use crate::adapter_door::AdapterDoor;
-use crate::gate::{Gate, GateParts, SharedMode};
-use proto::ExternalProcessorServer;
+use crate::auth::AuthAdapter;
 use crate::config::{AdapterOptions, AuthArgs, ExtprocArgs, InferenceArgs, ModeArgs, ProxyArgs, ProxyOptions, ScorerArgs};
 use crate::events::{AuditLog, AuditTarget};
+use crate::extproc::{ExtprocService, Processor};
+use crate::gate::{Gate, GateParts, SharedMode};
 use crate::inference::InferenceService;
 use crate::limits::ProcessLimits;
 use crate::metrics::Metrics;
 use crate::proxy::{Proxy, ProxyParts};
 use crate::scorer::{InProcessScorer, RemoteScorer, Scorer};
+use proto::ExternalProcessorServer;
 use scoring::{Engine, EngineError};
 
 /// Start-up failures; each names what to fix. Never on a request's wire: the process stops
@@ -284,4 +284,3 @@ fn serve_proxy(options: &ProxyOptions, proxy: Arc<Proxy>, limits: ProcessLimits)
     let running = spawn_server(options.addr, limits.gate.clone(), move |req, conn| handler_proxy.clone().handle(req, conn))?;
     Ok(ProxyServer { running, proxy, limits })
 }
-

@@ -10,10 +10,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use super::*;
+use crate::adapter_door::AdapterDoor;
 use crate::auth::AuthAdapter;
 use crate::config::{AdapterOptions, IpNetList, UpArgs};
 use crate::extproc::ExtprocService;
-use crate::adapter_door::AdapterDoor;
 use crate::gate::{Gate, GateParts, SharedMode};
 use crate::scorer::InProcessScorer;
 

@@ -20,11 +20,7 @@ pub fn envoy_bin() -> PathBuf {
         return PathBuf::from(path);
     }
     let path = workspace_root().join("vendor/envoy/bin/envoy");
-    assert!(
-        path.is_file(),
-        "no Envoy at {}: run scripts/bootstrap (it calls scripts/bootstrap-envoy), or set ENVOY_BIN",
-        path.display()
-    );
+    assert!(path.is_file(), "no Envoy at {}: run scripts/bootstrap (it calls scripts/bootstrap-envoy), or set ENVOY_BIN", path.display());
     path
 }
 
@@ -53,9 +49,8 @@ pub fn render(listen_port: u16, admin_port: u16, extproc: SocketAddr, upstream: 
 /// A fresh scratch folder for one Envoy (config, logs, admin address).
 fn scratch_dir() -> PathBuf {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir()
-        .join("rampart-envoy-tests")
-        .join(format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
+    let dir =
+        std::env::temp_dir().join("rampart-envoy-tests").join(format!("{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed)));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

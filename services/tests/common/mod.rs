@@ -37,9 +37,8 @@ pub fn empty_models_dir() -> String {
 pub fn inference_args(extra: &[&str]) -> InferenceArgs {
     let root = workspace_root();
     let models = root.join("models").display().to_string();
-    let ort = std::env::var("ORT_DYLIB_PATH").unwrap_or_else(|_| {
-        root.join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1").display().to_string()
-    });
+    let ort = std::env::var("ORT_DYLIB_PATH")
+        .unwrap_or_else(|_| root.join("vendor/onnxruntime/lib/libonnxruntime.so.1.22.1").display().to_string());
     let mut argv = vec!["rampart".to_string(), "inference".into()];
     for (flag, default) in [("--inference-addr", "127.0.0.1:0".to_string()), ("--models-dir", models), ("--ort-dylib", ort)] {
         if !extra.contains(&flag) {

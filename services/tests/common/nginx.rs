@@ -173,12 +173,8 @@ pub fn start(config: Config, auth: SocketAddr, upstream: SocketAddr) -> Nginx {
             String::from_utf8_lossy(&test.stderr)
         );
         let _ = std::fs::remove_file(prefix.join("nginx.pid"));
-        let mut child = args(&["-g", "daemon off;"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nginx starts");
+        let mut child =
+            args(&["-g", "daemon off;"]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("nginx starts");
         let error_log = || std::fs::read_to_string(prefix.join("error.log")).unwrap_or_default();
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {

@@ -82,9 +82,7 @@ pub async fn upstream() -> Upstream {
 /// One engine (models loaded once) for every proxy in the test binary.
 pub fn shared_engine() -> Arc<scoring::Engine> {
     static ENGINE: OnceLock<Arc<scoring::Engine>> = OnceLock::new();
-    ENGINE
-        .get_or_init(|| engine_with(&[]))
-        .clone()
+    ENGINE.get_or_init(|| engine_with(&[])).clone()
 }
 
 /// Proxy settings as an operator would pass them (plus `--audit-log off`).
@@ -142,7 +140,8 @@ pub fn start_proxy_on(engine: Arc<scoring::Engine>, target: SocketAddr, extra: &
 fn start_with_scorer(target: SocketAddr, extra: &[&str], scorer: Arc<dyn Scorer>) -> TestProxy {
     let options = proxy_options(target, extra);
     let metrics = Arc::new(Metrics::new());
-    let parts = ProxyParts { target: format!("http://{target}").parse().unwrap(), threshold: 0.5, scorer, metrics: metrics.clone(), audit: None };
+    let parts =
+        ProxyParts { target: format!("http://{target}").parse().unwrap(), threshold: 0.5, scorer, metrics: metrics.clone(), audit: None };
     let server = start_proxy_with(&options, parts).expect("proxy starts");
     let addr = server.running.addr;
     TestProxy { server, addr, metrics }

@@ -117,8 +117,20 @@ pub async fn start_all() -> Vec<Door> {
 
 fn auth_args(inference: &str) -> AuthArgs {
     let argv = [
-        "rampart", "auth", "--auth-addr", "127.0.0.1:0", "--auth-metrics-addr", "127.0.0.1:0", "--mode", "active",
-        "--inference-url", inference, "--inference-timeout-ms", INFERENCE_TIMEOUT_MS, "--audit-log", "off",
+        "rampart",
+        "auth",
+        "--auth-addr",
+        "127.0.0.1:0",
+        "--auth-metrics-addr",
+        "127.0.0.1:0",
+        "--mode",
+        "active",
+        "--inference-url",
+        inference,
+        "--inference-timeout-ms",
+        INFERENCE_TIMEOUT_MS,
+        "--audit-log",
+        "off",
     ];
     match Cli::parse_from(argv).command {
         Command::Auth(args) => args,
@@ -128,8 +140,20 @@ fn auth_args(inference: &str) -> AuthArgs {
 
 fn extproc_args(inference: &str) -> ExtprocArgs {
     let argv = [
-        "rampart", "extproc", "--extproc-addr", "127.0.0.1:0", "--extproc-http-addr", "127.0.0.1:0", "--mode", "active",
-        "--inference-url", inference, "--inference-timeout-ms", INFERENCE_TIMEOUT_MS, "--audit-log", "off",
+        "rampart",
+        "extproc",
+        "--extproc-addr",
+        "127.0.0.1:0",
+        "--extproc-http-addr",
+        "127.0.0.1:0",
+        "--mode",
+        "active",
+        "--inference-url",
+        inference,
+        "--inference-timeout-ms",
+        INFERENCE_TIMEOUT_MS,
+        "--audit-log",
+        "off",
     ];
     match Cli::parse_from(argv).command {
         Command::Extproc(args) => args,
@@ -155,7 +179,8 @@ impl Door {
         for (name, value) in &req.headers {
             builder = builder.header(name.as_str(), value.as_str());
         }
-        let request = builder.header(CELL_HEADER, cell.to_string()).body(Full::new(Bytes::from(req.body.clone()))).expect("a valid request");
+        let request =
+            builder.header(CELL_HEADER, cell.to_string()).body(Full::new(Bytes::from(req.body.clone()))).expect("a valid request");
         let status = send_from(self.addr, None, request).await.ok().map(|r| r.status);
         match self.upstream.seen.lock().unwrap().get(&cell) {
             None => Outcome::Caught { status },

@@ -3,8 +3,7 @@
 //! syntax requires.
 
 use super::encodings::{
-    cookie_name_char, cookie_value_char, header_char, path_segment_char, percent_escape, uri_value_char, xml_escape, Encoding,
-    Encoding::*,
+    cookie_name_char, cookie_value_char, header_char, path_segment_char, percent_escape, uri_value_char, xml_escape, Encoding, Encoding::*,
 };
 
 /// A request as sent to a door.
@@ -58,11 +57,17 @@ pub const PLACEMENTS: &[Placement] = &[
     row("header-x-custom", &[Plain, Url, Base64, Html], |_, v| get("/".into(), vec![("x-custom-data", header(v))])),
     row("header-accept-language", &[Plain], |_, v| get("/".into(), vec![("accept-language", header(v))])),
     row("header-x-forwarded-for", &[Plain], |_, v| get("/".into(), vec![("x-forwarded-for", header(v))])),
-    row("cookie-name", &[Plain], |_, v| get("/".into(), vec![("cookie", format!("{}=1; theme=dark", percent_escape(v, cookie_name_char)))])),
-    row("cookie-value", &[Plain, Url, Base64], |_, v| get("/".into(), vec![("cookie", format!("theme=dark; pref={}", percent_escape(v, cookie_value_char)))])),
+    row("cookie-name", &[Plain], |_, v| {
+        get("/".into(), vec![("cookie", format!("{}=1; theme=dark", percent_escape(v, cookie_name_char)))])
+    }),
+    row("cookie-value", &[Plain, Url, Base64], |_, v| {
+        get("/".into(), vec![("cookie", format!("theme=dark; pref={}", percent_escape(v, cookie_value_char)))])
+    }),
     padded("query-after-1100-fields", |_, v| get(format!("/search?{}q={}", "a&".repeat(PADDING_FIELDS), query(v)), vec![])),
     padded("form-after-1100-fields", |_, v| form(format!("{}comment={}", "a=1&".repeat(PADDING_FIELDS), query(v)))),
-    padded("json-after-1100-items", |e, v| json(format!("{{\"items\":[{}0],\"comment\":{}}}", "0,".repeat(PADDING_FIELDS), json_str(e, v)))),
+    padded("json-after-1100-items", |e, v| {
+        json(format!("{{\"items\":[{}0],\"comment\":{}}}", "0,".repeat(PADDING_FIELDS), json_str(e, v)))
+    }),
     padded("form-after-900kb", |_, v| form(format!("pad={}&comment={}", "a".repeat(PADDING_BYTES), query(v)))),
     padded("json-after-900kb", |e, v| json(format!("{{\"pad\":\"{}\",\"comment\":{}}}", "a".repeat(PADDING_BYTES), json_str(e, v)))),
 ];

@@ -291,9 +291,10 @@ fn header_skipped(lower: &str, value: &str) -> bool {
         "content-length" => !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()),
         "connection" => {
             let tokens: Vec<String> = v.split(',').map(|t| t.trim().to_ascii_lowercase()).filter(|t| !t.is_empty()).collect();
-            tokens.iter().enumerate().all(|(k, t)| {
-                ["close", "keep-alive", "upgrade", "te", "http2-settings"].contains(&t.as_str()) && !tokens[..k].contains(t)
-            })
+            tokens
+                .iter()
+                .enumerate()
+                .all(|(k, t)| ["close", "keep-alive", "upgrade", "te", "http2-settings"].contains(&t.as_str()) && !tokens[..k].contains(t))
         }
         "accept" | "accept-encoding" | "accept-language" | "host" | "content-type" | "cookie" | "authorization" => true,
         _ => false,
@@ -332,7 +333,12 @@ pub fn fields_of(request: &Request) -> Vec<Field> {
     } else if content_type.contains("x-www-form-urlencoded") {
         push_pairs(body, Place::BodyKey, Place::BodyValue, &mut out);
     } else if let Some(b) = content_type.split("boundary=").nth(1) {
-        let boundary = request.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("content-type")).map(|(_, v)| v.split("boundary=").nth(1).unwrap_or(b).to_string()).unwrap_or_default();
+        let boundary = request
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            .map(|(_, v)| v.split("boundary=").nth(1).unwrap_or(b).to_string())
+            .unwrap_or_default();
         push_multipart(body, &boundary, &mut out);
     } else if content_type.contains("xml") {
         // Element text, one field per text node.
