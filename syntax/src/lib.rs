@@ -10,6 +10,7 @@
 
 mod base64;
 mod bytes;
+mod cmd_deobf;
 mod compat_fold;
 mod crlf;
 pub mod framing;
@@ -22,6 +23,7 @@ mod mail;
 mod path_lax;
 mod php;
 mod php_names;
+mod prose;
 mod protocol;
 mod redirect;
 mod registry;
