@@ -58,6 +58,12 @@ pub fn parse_request(input: &ScoreInput<'_>, limits: FieldLimits) -> ParsedReque
         if name.eq_ignore_ascii_case("content-type") {
             content_type = Some(value.as_str());
         }
+        // The name reaches the application too (frameworks hand every header to the code, and
+        // logs write it): a name that is not a plain token is scored like a cookie name. Real
+        // names are letters, digits and `-`, so this costs one pass over a few bytes.
+        if !is_plain_name(name) {
+            fields.push(FieldKind::Header, "", name);
+        }
         if name.eq_ignore_ascii_case("cookie") {
             push_cookies(value, &mut fields, &mut scratch);
         } else if let Some(value) = headers::scored_value(name, value) {

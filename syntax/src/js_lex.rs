@@ -63,7 +63,7 @@ fn hex(b: u8) -> Option<u32> {
 
 /// Reads a `\x..`, `\u....`, `\u{...}`, octal or one-character escape at `s[i] == b'\\'`;
 /// returns the character and the index after it.
-fn escape(s: &[u8], i: usize) -> (Option<char>, usize) {
+pub(crate) fn escape(s: &[u8], i: usize) -> (Option<char>, usize) {
     let Some(&c) = s.get(i + 1) else {
         return (None, i + 1);
     };
@@ -105,7 +105,12 @@ fn escape(s: &[u8], i: usize) -> (Option<char>, usize) {
         b'n' => (Some('\n'), i + 2),
         b't' => (Some('\t'), i + 2),
         b'r' => (Some('\r'), i + 2),
+        b'b' => (Some('\u{8}'), i + 2),
+        b'f' => (Some('\u{c}'), i + 2),
+        b'v' => (Some('\u{b}'), i + 2),
+        // A line continuation (`\` and a line break) stands for nothing.
         b'\n' => (None, i + 2),
+        b'\r' => (None, if s.get(i + 2) == Some(&b'\n') { i + 3 } else { i + 2 }),
         _ => {
             // Any other escaped character stands for itself (`\'`, `\a`): decode one UTF-8 char.
             let rest = std::str::from_utf8(&s[i + 1..]).ok().or_else(|| {

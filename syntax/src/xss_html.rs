@@ -84,7 +84,7 @@ impl Check for XssHtml {
         // Markup reflected through a JavaScript string loses the string's escapes first (the
         // backslash may still be percent-encoded in this text).
         let Some(text) = crate::js_string_layer::unescape_deep(input.text) else { return found };
-        let again = inspect_text(&Input { text: &text, bytes: crate::ByteSet::of(&text), ..*input });
+        let again = crate::compat_fold::with_folded(&Input { text: &text, bytes: crate::ByteSet::of(&text), ..*input }, inspect_text);
         crate::compat_fold::lower_level(found, again)
     }
 }

@@ -250,6 +250,30 @@ fn hand_written_positives() {
     }
 }
 
+/// Markup reflected through a JavaScript string (`innerHTML = '<value>'`): the string's escapes
+/// are undone before the HTML parser sees it — a character escaped for nothing stands for
+/// itself, and legacy octal takes one to three digits.
+#[test]
+fn markup_behind_javascript_string_escapes() {
+    for text in [
+        r"<img src=x on\error=\alert(1)>",
+        r"\<img src=x \onerror=alert(1)\>",
+        r"<svg on\load=alert(1)>",
+        r"\74svg onload=alert(1)\76",
+        r"\74img src=x onerror=alert(1)>",
+        r"\x3cimg src=x on\error=alert(1)\x3e",
+        r"\u{3c}svg o\u{6e}load=alert(1)\u{3e}",
+        r"%5C74svg%20on%5Cload%3Dalert(1)%5C76",
+    ] {
+        assert!(xss(text, Place::QueryValue, 1).is_some(), "missed {text}");
+    }
+    // Escapes that make the text something else (`\n` is a line break, `\v` a vertical tab),
+    // and paths, stay clean.
+    for text in [r"<img src=x o\nerror=alert(1)>", r"C:\Users\Public\onerror=1", r"top['\a\l\e\r\t'](1)"] {
+        assert!(xss(text, Place::QueryValue, 1).is_none(), "fired on {text}");
+    }
+}
+
 // ---- FP scan over the pool's real benign files ----
 
 /// Every JSON string literal in `line` (keys and values), unescaped.

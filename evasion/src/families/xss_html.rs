@@ -141,6 +141,23 @@ impl Family for XssHtml {
         } else {
             payload
         };
+        // The same layer reads any other escaped character as itself (`on\error`) and legacy
+        // octal of one to three digits (`\74svg`).
+        let payload = if rng.chance(0.06) {
+            muts.push("js-string-identity");
+            payload
+                .chars()
+                .map(|c| match c {
+                    '<' => rng.pick(&["\\74", "\\074", "\\<", "<"]).to_string(),
+                    '>' => rng.pick(&["\\76", "\\>", ">"]).to_string(),
+                    '=' if rng.chance(0.3) => "\\75".to_string(),
+                    c if c.is_ascii_alphabetic() && !"bfnrtvuxBFNRTVUX".contains(c) && rng.chance(0.25) => format!("\\{c}"),
+                    _ => c.to_string(),
+                })
+                .collect()
+        } else {
+            payload
+        };
         let payload = if rng.chance(0.1) {
             muts.push("compat-forms");
             let share = *rng.pick(&[0.3, 0.6, 1.0]);
