@@ -66,9 +66,10 @@ struct Tag {
 
 impl Check for XssHtml {
     fn trigger(&self) -> Trigger {
-        // A tag, an attribute break-out (needs `=`), a `%` hiding one, or the lead byte of a
-        // full-width form (`＜`, `＝`) that a normalising back end reads as ASCII.
-        Trigger::any_of(b"<=%\xef")
+        // A tag, an attribute break-out (needs `=`), a `%` hiding one, the lead byte of a
+        // full-width form (`＜`, `＝`) that a normalising back end reads as ASCII, or a
+        // backslash: markup written through a JavaScript string (`\74svg on\load\75...`).
+        Trigger::any_of(b"<=%\xef\\")
     }
 
     fn detector(&self) -> &'static str {

@@ -264,6 +264,9 @@ fn markup_behind_javascript_string_escapes() {
         r"\x3cimg src=x on\error=alert(1)\x3e",
         r"\u{3c}svg o\u{6e}load=alert(1)\u{3e}",
         r"%5C74svg%20on%5Cload%3Dalert(1)%5C76",
+        // Not one `<`, `=` or `%` left in the value.
+        r"\74/text\area\76\74scr\i\pt src\75data:,alert`1`>\74/scri\pt\>",
+        r"\74svg on\load\75alert(1)\76",
     ] {
         assert!(xss(text, Place::QueryValue, 1).is_some(), "missed {text}");
     }
