@@ -92,8 +92,9 @@ const REDIRECT_SUFFIXES: &[&str] = &[
 
 impl Check for OpenRedirect {
     fn trigger(&self) -> Trigger {
-        // A slash, a backslash, a scheme, an encoding or a Unicode slash look-alike.
-        Trigger::any_of(b"/\\:%\xE2\xE3\xEF")
+        // A slash, a backslash, a scheme, an encoding, a Unicode slash look-alike, or the `@`
+        // and `.` that turn the site's origin into a user name or a subdomain.
+        Trigger::any_of(b"/\\:%\xE2\xE3\xEF@.")
     }
 
     fn detector(&self) -> &'static str {
@@ -102,7 +103,7 @@ impl Check for OpenRedirect {
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
         // Full-width, math and kana look-alike slashes start with 0xE2 / 0xE3 / 0xEF in UTF-8.
-        if !input.bytes.any(b"/\\:%\xE2\xE3\xEF") {
+        if !input.bytes.any(b"/\\:%\xE2\xE3\xEF@") && !input.text.starts_with('.') {
             return None;
         }
         let named = is_redirect_name(input.name);
@@ -115,7 +116,7 @@ impl Check for OpenRedirect {
         if level > input.sensitivity {
             return None;
         }
-        let (reason, shape_level) = classify(input.text)?;
+        let (reason, shape_level) = classify(input.text).or_else(|| nested(input.text))?;
         // A plain absolute URL is only worth a look in a redirect parameter: elsewhere
         // (tracking pixels, `ref=`, API fields) it is ordinary.
         if shape_level > 1 && !named {
@@ -183,6 +184,27 @@ pub fn classify(value: &str) -> Option<(&'static str, u8)> {
         }
     }
     None
+}
+
+/// A same-site address whose own query carries a redirect parameter with a confusing target
+/// (`/?url=//evil.com`, `/login?next=/\\evil.com`): the first redirect lands on a second one.
+fn nested(value: &str) -> Option<(&'static str, u8)> {
+    let head = &value[..floor_boundary(value, URL_PREFIX)];
+    let (_, query) = head.split_once('?')?;
+    query.split('&').take(32).find_map(|pair| {
+        let (name, target) = pair.split_once('=')?;
+        let found = is_redirect_name(name).then(|| classify(target)).flatten()?;
+        (found.1 == 1).then_some(("open-redirect:redirect-param-nested", 1))
+    })
+}
+
+/// The largest char boundary of `text` at or below `max`.
+fn floor_boundary(text: &str, max: usize) -> usize {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
 }
 
 /// Whether `bytes` hold a `%XX` escape of an ASCII letter or digit.
@@ -264,6 +286,15 @@ fn classify_url(value: &str) -> Option<(&'static str, u8)> {
         }
     }
     let after = &rest[host_at..];
+    // Appended to the site's own origin without a slash (`"https://shop.example" + next`):
+    // `@evil.com` makes the origin a user name, `.evil.com` makes it a subdomain of evil.com.
+    if !has_scheme && slashes == 0 && !space {
+        if let Some(host) = after.strip_prefix(['@', '.']) {
+            if host_like(authority(host)) {
+                return Some(("open-redirect:redirect-param-origin-suffix", 1));
+            }
+        }
+    }
     // A path that starts with another URL (`/https://evil.com`, `//https:/evil.com`): joined
     // naively to a base, or normalised, it becomes the off-site URL.
     if !has_scheme && slashes >= 1 && starts_with_web_scheme(after) {
@@ -425,6 +456,13 @@ mod tests {
             "http://evil.com:80#@example.com/",
             "http://evil.com%2f%2f.example.com/",
             "http://evil.com\\example.com/",
+            // Appended to the site's origin without a slash.
+            "@evil.com",
+            ".evil.com/login",
+            // A same-site page that redirects again.
+            "/?url=//evil.com&next=//evil.com",
+            "/redirect?to=/\\evil.com",
+            "/login?returnTo=https:/\\evil.com",
         ] {
             assert!(at("next", v, Place::QueryValue, 1).is_some(), "{v}");
         }
@@ -441,7 +479,18 @@ mod tests {
         for v in ["/account/settings", "/", "myapp://oauth/cb", "mailto:a@b.com", "//", "//x"] {
             assert!(at("redirect_uri", v, Place::QueryValue, 4).is_none(), "{v}");
         }
-        for v in ["https://app.example.com/callback", "https://example.com/a//b", "/https-guide", "ーevil.com"] {
+        for v in [
+            "https://app.example.com/callback",
+            "https://example.com/a//b",
+            "/https-guide",
+            "ーevil.com",
+            "/.well-known/openid-configuration",
+            ".html",
+            "@me",
+            "/search?q=//evil.com",
+            "/login?next=/account/settings",
+            "/cb?redirect_uri=https://app.example.com/done",
+        ] {
             assert!(at("redirect_uri", v, Place::QueryValue, 1).is_none(), "{v}");
         }
         // Not a redirect parameter: only from level 2 (query) or 3 (body); never in a header.
