@@ -148,6 +148,8 @@ impl Family for XssHtml {
             payload
                 .chars()
                 .map(|c| match c {
+                    // A backslash already in the markup is itself escaped in the string.
+                    '\\' => "\\\\".to_string(),
                     '<' => rng.pick(&["\\74", "\\074", "\\<", "<"]).to_string(),
                     '>' => rng.pick(&["\\76", "\\>", ">"]).to_string(),
                     '=' if rng.chance(0.3) => "\\75".to_string(),
