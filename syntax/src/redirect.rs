@@ -310,8 +310,18 @@ fn classify_url(value: &str) -> Option<(&'static str, u8)> {
         Some(at) => (true, &authority[at + 1..]),
         None => (false, authority),
     };
+    // `http://.evil.com`: an empty first label some parsers drop.
+    let (empty_label, host) = match host.strip_prefix('.') {
+        Some(rest) if slashes >= 2 => (true, rest),
+        _ => (false, host),
+    };
     if !host_like(host) {
         return None;
+    }
+    // Ideographic and full-width full stops: browsers fold them to `.`, filters that compare
+    // the host as written do not (`http://evil。com`).
+    if empty_label || host.contains(['。', '．', '｡']) {
+        return Some(("open-redirect:redirect-param-host-confusion", 1));
     }
     if lookalike {
         return Some(("open-redirect:redirect-param-slash-confusion", 1));
@@ -463,6 +473,9 @@ mod tests {
             "/?url=//evil.com&next=//evil.com",
             "/redirect?to=/\\evil.com",
             "/login?returnTo=https:/\\evil.com",
+            "http://evil。com",
+            "//evil．com/",
+            "http://.evil.com",
         ] {
             assert!(at("next", v, Place::QueryValue, 1).is_some(), "{v}");
         }
