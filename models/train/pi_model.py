@@ -91,7 +91,7 @@ def build_module(base_dir: str):
     return Classifier()
 
 
-def export(module, out_dir: str) -> dict:
+def export(module, out_dir: str, version: int) -> dict:
     """torch -> ONNX (opset 17) -> ORT BERT fusion -> dynamic int8 (per-channel). Returns paths."""
     import onnx
     import torch
@@ -120,7 +120,7 @@ def export(module, out_dir: str) -> dict:
                      extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
     m = onnx.load(final)
     weights_to_uint8(m)
-    m.doc_string = "Rampart prompt-injection detector v3: MiniLM-L6 fine-tuned, int8; score > 0.5 = attack"
+    m.doc_string = f"Rampart prompt-injection detector v{version}: MiniLM-L6 fine-tuned, int8; score > 0.5 = attack"
     onnx.save(m, final)
     return {"fp32": fp32, "fused": fused, "final": final}
 

@@ -113,5 +113,7 @@ def write_report(out_dir: str, win, sess, m: dict, split) -> None:
         f.write("\n")
     from pi_card import card
 
+    with open(os.path.join(out_dir, "model.json")) as f:
+        version = json.load(f).get("version")
     with open(os.path.join(out_dir, "CARD.md"), "w") as f:
-        f.write(card(m, len(parity_texts(split)), {"window": WINDOW, "stride": STRIDE, "max_windows": MAX_WINDOWS}))
+        f.write(card(m, len(parity_texts(split)), {"window": WINDOW, "stride": STRIDE, "max_windows": MAX_WINDOWS}, version))
