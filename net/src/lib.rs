@@ -193,7 +193,12 @@ pub async fn serve_on<H, Fut, O, B>(
                     return Ok(streams_refusal());
                 };
                 match fut.await.into() {
-                    Outcome::Respond(resp) => Ok(resp.map(|body| TrackedBody::handler(body, stream_permit, busy))),
+                    Outcome::Respond(resp) => {
+                        if resp.status() == hyper::StatusCode::SWITCHING_PROTOCOLS {
+                            busy.switching_protocols();
+                        }
+                        Ok(resp.map(|body| TrackedBody::handler(body, stream_permit, busy)))
+                    }
                     Outcome::Kill => {
                         if !multiplexed {
                             switch.trip();
@@ -207,14 +212,13 @@ pub async fn serve_on<H, Fut, O, B>(
         let on_timeout = Box::new(move || timeout_gate.note(Refusal::HeaderTimeout));
         let stream = KillableStream::new(stream, switch);
         let Some(tls) = &tls else {
-            let io = idle::IdleStream::new(stream, activity, limits.header_read_timeout, on_timeout);
-            let conn = builder.serve_connection(TokioIo::new(io), service).into_owned();
+            let io = idle::IdleStream::new(stream, activity, limits.header_read_timeout, on_timeout).holding(permit);
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service).into_owned();
             let conn = graceful.watch(conn);
             tokio::spawn(async move {
                 if let Err(err) = conn.await {
                     tracing::debug!(error = %err, %peer, "connection closed with error");
                 }
-                drop(permit);
             });
             continue;
         };
@@ -224,8 +228,8 @@ pub async fn serve_on<H, Fut, O, B>(
         tokio::spawn(async move {
             match tokio::time::timeout(limits.header_read_timeout, handshake).await {
                 Ok(Ok(stream)) => {
-                    let io = idle::IdleStream::new(stream, activity, limits.header_read_timeout, on_timeout);
-                    let conn = watcher.watch(builder.serve_connection(TokioIo::new(io), service).into_owned());
+                    let io = idle::IdleStream::new(stream, activity, limits.header_read_timeout, on_timeout).holding(permit);
+                    let conn = watcher.watch(builder.serve_connection_with_upgrades(TokioIo::new(io), service).into_owned());
                     if let Err(err) = conn.await {
                         tracing::debug!(error = %err, %peer, "TLS connection closed with error");
                     }
@@ -233,7 +237,6 @@ pub async fn serve_on<H, Fut, O, B>(
                 Ok(Err(err)) => tracing::debug!(error = %err, %peer, "TLS handshake failed"),
                 Err(_) => on_timeout(),
             }
-            drop(permit);
         });
     }
     if let Some(reloader) = reloader {

@@ -371,3 +371,89 @@ async fn https_upstreams_are_verified_against_the_ca_file_or_explicitly_not() {
     let reply = send(wrong_name.addr, get("/orders")).await;
     assert_eq!(reply.status, 502, "{:?}", reply.body);
 }
+
+/// One client connection to the proxy, plain or TLS (trusting `ca`, SNI shop.example).
+async fn client_conn(addr: SocketAddr, tls: Option<&tokio_rustls::TlsConnector>) -> hyper::client::conn::http1::SendRequest<Full<Bytes>> {
+    let tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.set_nodelay(true).unwrap();
+    let (sender, conn) = match tls {
+        None => {
+            let (sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp)).await.unwrap();
+            (sender, tokio::spawn(async move { conn.await.map_err(|e| e.to_string()) }))
+        }
+        Some(connector) => {
+            let name = rustls::pki_types::ServerName::try_from("shop.example").unwrap();
+            let stream = connector.connect(name, tcp).await.unwrap();
+            let (sender, conn) = hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await.unwrap();
+            (sender, tokio::spawn(async move { conn.await.map_err(|e| e.to_string()) }))
+        }
+    };
+    drop(conn);
+    sender
+}
+
+async fn get_ok(sender: &mut hyper::client::conn::http1::SendRequest<Full<Bytes>>) {
+    use http_body_util::BodyExt;
+    let resp = sender.send_request(get("/products?page=2")).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    resp.into_body().collect().await.unwrap();
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 * p) as usize).min(sorted.len() - 1)].as_secs_f64() * 1000.0
+}
+
+/// Figures for docs/PROXY.md (not a timed assertion): `cargo test --release -p
+/// rampart-services --test proxy_tls -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement; run by hand"]
+async fn measure_tls_against_plain() {
+    let pki = Pki::new();
+    let leaf = pki.leaf("shop", &["shop.example"]);
+    let app = upstream().await;
+    let plain = start_proxy(app.addr, &[]);
+    let tls = start_proxy(app.addr, &tls_flags(&[&leaf]));
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in net::tls::load_certs("test CA", &pki.ca()).unwrap() {
+        roots.add(cert).unwrap();
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider).with_safe_default_protocol_versions().unwrap();
+    let connector = tokio_rustls::TlsConnector::from(Arc::new(config.with_root_certificates(roots).with_no_client_auth()));
+
+    for (label, addr, tls) in [("plain", plain.addr, None), ("tls", tls.addr, Some(&connector))] {
+        // A new connection per request: handshake + GET, one at a time.
+        let mut lat = Vec::new();
+        for i in 0..600 {
+            let started = Instant::now();
+            let mut sender = client_conn(addr, tls).await;
+            get_ok(&mut sender).await;
+            if i >= 100 {
+                lat.push(started.elapsed());
+            }
+        }
+        lat.sort();
+        println!("{label}: connect+GET p50 {:.3} ms p99 {:.3} ms (n={})", percentile(&lat, 0.5), percentile(&lat, 0.99), lat.len());
+        // Keep-alive throughput: 16 connections, 3 s.
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let workers: Vec<_> = (0..16)
+            .map(|_| {
+                let tls = tls.cloned();
+                tokio::spawn(async move {
+                    let mut sender = client_conn(addr, tls.as_ref()).await;
+                    let mut done = 0u64;
+                    while Instant::now() < deadline {
+                        get_ok(&mut sender).await;
+                        done += 1;
+                    }
+                    done
+                })
+            })
+            .collect();
+        let mut total = 0;
+        for worker in workers {
+            total += worker.await.unwrap();
+        }
+        println!("{label}: keep-alive GET {:.0} rps (16 connections, 3 s)", total as f64 / 3.0);
+    }
+}

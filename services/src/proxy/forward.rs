@@ -1,15 +1,17 @@
 //! Forwarding to the upstream: a pooled HTTP/1.1 client (plain or TLS by TARGET_URL's
-//! scheme), RFC 9110 hop-by-hop handling and the X-Forwarded-* headers.
+//! scheme), RFC 9110 hop-by-hop handling, the X-Forwarded-* headers, and the WebSocket
+//! tunnel once a scored handshake is accepted by the upstream.
 
 use std::net::IpAddr;
 use std::time::Duration;
 
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue, CONNECTION, HOST};
+use hyper::header::{HeaderName, HeaderValue, CONNECTION, HOST, UPGRADE};
+use hyper::upgrade::OnUpgrade;
 use hyper::{HeaderMap, Request, Response, Uri, Version};
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
-use hyper_util::rt::TokioExecutor;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use super::body::ReplayBody;
 pub use crate::errors::UpstreamError;
@@ -44,6 +46,45 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
     for name in HOP_BY_HOP {
         headers.remove(name);
+    }
+}
+
+/// An HTTP/1.1 WebSocket handshake: `Connection` names `upgrade` and `Upgrade` is
+/// `websocket`. Only WebSocket is passed through: any other protocol (h2c among them) would
+/// open a tunnel nobody parses.
+pub fn wants_websocket(headers: &HeaderMap, version: Version) -> bool {
+    // Most requests stop at the first test: this runs for every request.
+    version == Version::HTTP_11
+        && headers.get(UPGRADE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.trim().eq_ignore_ascii_case("websocket"))
+        && headers
+            .get_all(CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|token| token.trim().eq_ignore_ascii_case("upgrade"))
+}
+
+/// The client's handshake was accepted (101): the upgrade fields, stripped as hop-by-hop on the
+/// way back, are what the client's side of the switch needs.
+pub fn reopen_upgrade<B>(mut resp: Response<B>, websocket: bool) -> Response<B> {
+    if websocket && resp.status() == hyper::StatusCode::SWITCHING_PROTOCOLS {
+        resp.headers_mut().insert(CONNECTION, HeaderValue::from_static("upgrade"));
+        resp.headers_mut().insert(UPGRADE, HeaderValue::from_static("websocket"));
+    }
+    resp
+}
+
+/// Copies bytes both ways between the client and the upstream until either side closes.
+/// The frames are not scored; the handshake was.
+async fn tunnel(client: OnUpgrade, upstream: OnUpgrade) {
+    match tokio::try_join!(client, upstream) {
+        Ok((client, upstream)) => {
+            let (mut client, mut upstream) = (TokioIo::new(client), TokioIo::new(upstream));
+            if let Err(err) = tokio::io::copy_bidirectional(&mut client, &mut upstream).await {
+                tracing::debug!(error = %err, "WebSocket tunnel closed with error");
+            }
+        }
+        Err(err) => tracing::debug!(error = %err, "WebSocket upgrade did not complete"),
     }
 }
 
@@ -110,6 +151,7 @@ impl Upstream {
         // HTTP/2 carries the host as :authority, not a Host field; read it before the URI
         // is rewritten to the upstream's.
         let host = parts.headers.get(HOST).cloned().or_else(|| parts.uri.authority().and_then(|a| HeaderValue::from_str(a.as_str()).ok()));
+        let websocket = wants_websocket(&parts.headers, parts.version);
         let path_and_query = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
         let uri = format!("{}{}{}", self.origin, self.prefix, path_and_query);
         if let Ok(uri) = uri.parse::<Uri>() {
@@ -118,6 +160,12 @@ impl Upstream {
         parts.version = Version::HTTP_11;
         let headers = &mut parts.headers;
         strip_hop_by_hop(headers);
+        if websocket {
+            headers.insert(CONNECTION, HeaderValue::from_static("upgrade"));
+            headers.insert(UPGRADE, HeaderValue::from_static("websocket"));
+        } else {
+            parts.extensions.remove::<OnUpgrade>();
+        }
         let mut hops: Vec<String> = headers
             .get_all("x-forwarded-for")
             .iter()
@@ -138,11 +186,18 @@ impl Upstream {
         }
     }
 
-    /// Sends the request; the response body streams back untouched.
-    pub async fn send(&self, req: Request<ReplayBody>) -> Result<Response<Incoming>, UpstreamError> {
+    /// Sends the request; the response body streams back untouched. A WebSocket handshake
+    /// the upstream accepts (101) starts the tunnel between the two upgraded connections.
+    pub async fn send(&self, mut req: Request<ReplayBody>) -> Result<Response<Incoming>, UpstreamError> {
+        let client_upgrade = req.extensions_mut().remove::<OnUpgrade>();
         match tokio::time::timeout(self.timeout, self.client.request(req)).await {
             Err(_) => Err(UpstreamError::Timeout(self.timeout)),
-            Ok(Ok(resp)) => Ok(resp),
+            Ok(Ok(mut resp)) => {
+                if let Some(client_upgrade) = client_upgrade.filter(|_| resp.status() == hyper::StatusCode::SWITCHING_PROTOCOLS) {
+                    tokio::spawn(tunnel(client_upgrade, hyper::upgrade::on(&mut resp)));
+                }
+                Ok(resp)
+            }
             Ok(Err(err)) if err.is_connect() => Err(UpstreamError::Connect(Box::new(err))),
             Ok(Err(err)) => Err(UpstreamError::Failed(Box::new(err))),
         }

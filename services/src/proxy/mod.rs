@@ -120,10 +120,14 @@ impl Proxy {
     pub async fn handle(self: Arc<Self>, req: Request<Incoming>, conn: ConnInfo) -> Outcome<ProxyBody> {
         let id = RequestId::next();
         let span = request_span(&id, Component::Proxy.as_str(), conn.peer);
+        let websocket = forward::wants_websocket(req.headers(), req.version());
         async move {
             match api::route(&self, req, conn).await {
                 api::Routed::Answered(resp) => Outcome::Respond(resp),
-                api::Routed::NotReserved(req) => self.inspect(req, conn, &id).await,
+                api::Routed::NotReserved(req) => match self.inspect(req, conn, &id).await {
+                    Outcome::Respond(resp) => Outcome::Respond(forward::reopen_upgrade(resp, websocket)),
+                    Outcome::Kill => Outcome::Kill,
+                },
             }
         }
         .instrument(span)
