@@ -141,14 +141,21 @@ async fn served_cn(proxy: SocketAddr, sni: Option<&str>) -> String {
     line.rsplit("CN = ").next().unwrap().trim().to_string()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn benign_get_passes_and_an_attack_is_blocked_over_tls() {
+/// An active-mode TLS proxy (kills answered 403) for shop.example in front of a recording
+/// upstream.
+async fn active_tls_proxy() -> (Pki, Upstream, TestProxy) {
     let pki = Pki::new();
-    let leaf = pki.leaf("shop", &["shop.example", "127.0.0.1"]);
+    let leaf = pki.leaf("shop", &["shop.example"]);
     let app = upstream().await;
     let mut flags = tls_flags(&[&leaf]);
     flags.extend(["--mode", "active", "--kill-response", "forbidden"]);
     let proxy = start_proxy(app.addr, &flags);
+    (pki, app, proxy)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn benign_get_passes_and_an_attack_is_blocked_over_tls() {
+    let (pki, app, proxy) = active_tls_proxy().await;
 
     let reply = curl(proxy.addr, &pki.ca(), "/products?page=2", &["--http1.1"]).await;
     assert!(reply.ok, "{}", reply.stderr);
@@ -169,12 +176,7 @@ async fn benign_get_passes_and_an_attack_is_blocked_over_tls() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn h2_is_negotiated_by_alpn_and_scored_like_http1() {
-    let pki = Pki::new();
-    let leaf = pki.leaf("shop", &["shop.example"]);
-    let app = upstream().await;
-    let mut flags = tls_flags(&[&leaf]);
-    flags.extend(["--mode", "active", "--kill-response", "forbidden"]);
-    let proxy = start_proxy(app.addr, &flags);
+    let (pki, app, proxy) = active_tls_proxy().await;
 
     let reply = curl(proxy.addr, &pki.ca(), "/cart", &["--http2"]).await;
     assert!(reply.ok, "{}", reply.stderr);

@@ -29,6 +29,8 @@ async fn echo_server() -> EchoServer {
         while let Ok((tcp, _)) = listener.accept().await {
             let seen = seen.clone();
             tokio::spawn(async move {
+                // The callback's error type is tungstenite's (an HTTP response), not ours.
+                #[allow(clippy::result_large_err)]
                 let record = |req: &WsRequest, resp: WsResponse| {
                     seen.lock().unwrap().push(req.headers().clone());
                     Ok(resp)
@@ -99,4 +101,34 @@ async fn only_websocket_is_passed_and_a_plain_upstream_answer_is_not_a_tunnel() 
         other => panic!("expected the upstream's 200, got {other:?}"),
     }
     assert_eq!(app.last().headers["upgrade"], "websocket", "the handshake reached the upstream as one");
+}
+
+/// p50 and p99 of `n` text round trips on one WebSocket at `url`, in milliseconds.
+async fn round_trips(url: String, n: usize) -> (f64, f64) {
+    let (mut ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+    let mut took = Vec::with_capacity(n);
+    for i in 0..n + 200 {
+        let started = std::time::Instant::now();
+        ws.send(Message::text("{\"room\":\"lobby\",\"text\":\"see you at noon\"}")).await.unwrap();
+        ws.next().await.unwrap().unwrap();
+        if i >= 200 {
+            took.push(started.elapsed());
+        }
+    }
+    took.sort();
+    let ms = |p: f64| took[((n as f64 * p) as usize).min(n - 1)].as_secs_f64() * 1000.0;
+    (ms(0.5), ms(0.99))
+}
+
+/// Figures for docs/PROXY.md (not a timed assertion): `cargo test --release -p
+/// rampart-services --test proxy_websocket -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement; run by hand"]
+async fn measure_round_trip_added_by_the_proxy() {
+    let echo = echo_server().await;
+    let proxy = start_proxy(echo.addr, &[]);
+    let (direct50, direct99) = round_trips(format!("ws://{}/chat", echo.addr), 2000).await;
+    let (proxied50, proxied99) = round_trips(format!("ws://{}/chat", proxy.addr), 2000).await;
+    println!("direct: p50 {direct50:.3} ms p99 {direct99:.3} ms; through the proxy: p50 {proxied50:.3} ms p99 {proxied99:.3} ms");
+    println!("added p50 {:.3} ms", proxied50 - direct50);
 }
