@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use crate::limits::ConnPermit;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::time::{Instant, Sleep};
 
@@ -22,6 +23,9 @@ use tokio::time::{Instant, Sleep};
 #[derive(Default)]
 pub(crate) struct Activity {
     in_flight: AtomicUsize,
+    /// The connection switched protocols (a WebSocket tunnel): no more request headers will
+    /// come, so the header-read clock stops for good.
+    upgraded: std::sync::atomic::AtomicBool,
     /// The reader parked while requests were in flight: woken when the last one ends so the
     /// idle clock starts.
     reader: Mutex<Option<Waker>>,
@@ -34,12 +38,19 @@ impl Activity {
     }
 
     fn busy(&self) -> bool {
-        self.in_flight.load(Ordering::Acquire) > 0
+        self.in_flight.load(Ordering::Acquire) > 0 || self.upgraded.load(Ordering::Acquire)
     }
 }
 
 /// One in-flight request on a connection; dropped when its response body ends.
 pub(crate) struct Busy(Arc<Activity>);
+
+impl Busy {
+    /// This request's 101 response hands the connection to a tunnel.
+    pub(crate) fn switching_protocols(&self) {
+        self.0.upgraded.store(true, Ordering::Release);
+    }
+}
 
 impl Drop for Busy {
     fn drop(&mut self) {
@@ -60,6 +71,9 @@ pub(crate) struct IdleStream<S> {
     restart: bool,
     /// Called once when the timeout closes the connection.
     on_timeout: Option<Box<dyn FnOnce() + Send + Sync>>,
+    /// The connection's admission, held as long as the socket: an upgraded connection
+    /// outlives hyper's connection future but still counts against the limits.
+    _permit: Option<ConnPermit>,
 }
 
 impl<S> IdleStream<S> {
@@ -71,7 +85,13 @@ impl<S> IdleStream<S> {
             deadline: Box::pin(tokio::time::sleep(timeout)),
             restart: false,
             on_timeout: Some(on_timeout),
+            _permit: None,
         }
+    }
+
+    pub(crate) fn holding(mut self, permit: ConnPermit) -> Self {
+        self._permit = Some(permit);
+        self
     }
 }
 

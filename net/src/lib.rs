@@ -6,6 +6,7 @@
 mod idle;
 mod killable;
 mod limits;
+pub mod tls;
 mod tracked;
 
 use std::future::Future;
@@ -25,12 +26,15 @@ use tokio::net::TcpListener;
 pub use killable::KillSwitch;
 use killable::KillableStream;
 pub use limits::{ConnGate, ConnPermit, Refusal, RefusalObserver, ServeLimits, StreamPermit};
+pub use tls::{TlsError, TlsServer, TlsSettings};
 pub use tracked::TrackedBody;
 
 #[derive(Debug, Error)]
 pub enum NetError {
     #[error("cannot listen on {addr}: {source}")]
     Bind { addr: SocketAddr, source: std::io::Error },
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 /// Binds a listener with SO_REUSEADDR (fast restarts) and a deep accept backlog.
@@ -111,6 +115,26 @@ where
     B: Body<Data = Bytes> + Send + Unpin + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    serve_on(listener, None, gate, handler, shutdown).await
+}
+
+/// [`serve_with`], over TLS when `tls` is given: the handshake (bounded by the header-read
+/// timeout) runs on the connection's own task, then HTTP/1.1 or HTTP/2 (by ALPN or preface)
+/// is served on the decrypted stream; the certificates are reloaded while the listener runs.
+pub async fn serve_on<H, Fut, O, B>(
+    listener: TcpListener,
+    tls: Option<TlsServer>,
+    gate: Arc<ConnGate>,
+    handler: H,
+    shutdown: impl Future<Output = ()>,
+) where
+    H: Fn(Request<Incoming>, ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = O> + Send + 'static,
+    O: Into<Outcome<B>>,
+    B: Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let reloader = tls.as_ref().and_then(TlsServer::spawn_reloader);
     let limits = gate.limits;
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut builder = auto::Builder::new(TokioExecutor::new());
@@ -169,7 +193,12 @@ where
                     return Ok(streams_refusal());
                 };
                 match fut.await.into() {
-                    Outcome::Respond(resp) => Ok(resp.map(|body| TrackedBody::handler(body, stream_permit, busy))),
+                    Outcome::Respond(resp) => {
+                        if resp.status() == hyper::StatusCode::SWITCHING_PROTOCOLS {
+                            busy.switching_protocols();
+                        }
+                        Ok(resp.map(|body| TrackedBody::handler(body, stream_permit, busy)))
+                    }
                     Outcome::Kill => {
                         if !multiplexed {
                             switch.trip();
@@ -181,15 +210,37 @@ where
         });
         let timeout_gate = gate.clone();
         let on_timeout = Box::new(move || timeout_gate.note(Refusal::HeaderTimeout));
-        let io = idle::IdleStream::new(KillableStream::new(stream, switch), activity, limits.header_read_timeout, on_timeout);
-        let conn = builder.serve_connection(TokioIo::new(io), service).into_owned();
-        let conn = graceful.watch(conn);
+        let stream = KillableStream::new(stream, switch);
+        let Some(tls) = &tls else {
+            let io = idle::IdleStream::new(stream, activity, limits.header_read_timeout, on_timeout).holding(permit);
+            let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service).into_owned();
+            let conn = graceful.watch(conn);
+            tokio::spawn(async move {
+                if let Err(err) = conn.await {
+                    tracing::debug!(error = %err, %peer, "connection closed with error");
+                }
+            });
+            continue;
+        };
+        let handshake = tls.acceptor.accept(stream);
+        let builder = builder.clone();
+        let watcher = graceful.watcher();
         tokio::spawn(async move {
-            if let Err(err) = conn.await {
-                tracing::debug!(error = %err, %peer, "connection closed with error");
+            match tokio::time::timeout(limits.header_read_timeout, handshake).await {
+                Ok(Ok(stream)) => {
+                    let io = idle::IdleStream::new(stream, activity, limits.header_read_timeout, on_timeout).holding(permit);
+                    let conn = watcher.watch(builder.serve_connection_with_upgrades(TokioIo::new(io), service).into_owned());
+                    if let Err(err) = conn.await {
+                        tracing::debug!(error = %err, %peer, "TLS connection closed with error");
+                    }
+                }
+                Ok(Err(err)) => tracing::debug!(error = %err, %peer, "TLS handshake failed"),
+                Err(_) => on_timeout(),
             }
-            drop(permit);
         });
+    }
+    if let Some(reloader) = reloader {
+        reloader.abort();
     }
     // Close the listening socket first: new connections are refused at once (a balancer moves
     // on) instead of queueing in the backlog until the in-flight ones have finished.

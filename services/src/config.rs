@@ -301,8 +301,8 @@ fn parse_host_list(s: &str) -> Result<HostList, String> {
 pub struct ProxyOptions {
     #[arg(id = "proxy_addr", long = "proxy-addr", env = "PROXY_ADDR", value_name = "PROXY_ADDR", default_value = "0.0.0.0:8080")]
     pub addr: SocketAddr,
-    /// Upstream application (http://host:port[/prefix]).
-    #[arg(long = "target-url", env = "TARGET_URL", value_name = "TARGET_URL", value_parser = parse_plain_http_url)]
+    /// Upstream application (http:// or https://host:port[/prefix]).
+    #[arg(long = "target-url", env = "TARGET_URL", value_name = "TARGET_URL", value_parser = crate::tls_args::parse_target_url)]
     pub target_url: Option<hyper::Uri>,
     #[command(flatten)]
     pub mode: ModeArgs,
@@ -360,6 +360,8 @@ pub struct ProxyOptions {
     /// Connection, header and body-budget limits (shared by every listener under `up`).
     #[command(flatten)]
     pub limits: crate::limits::LimitArgs,
+    #[command(flatten)]
+    pub tls: crate::tls_args::TlsArgs,
 }
 
 #[derive(Clone, Debug, Args)]

@@ -29,4 +29,5 @@ pub mod run;
 pub mod scored_request;
 pub mod scorer;
 pub mod stats;
+pub mod tls_args;
 pub mod waf_headers;

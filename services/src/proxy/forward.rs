@@ -1,14 +1,17 @@
-//! Forwarding to the upstream: a pooled HTTP/1.1 client, RFC 9110 hop-by-hop handling and
-//! the X-Forwarded-* headers.
+//! Forwarding to the upstream: a pooled HTTP/1.1 client (plain or TLS by TARGET_URL's
+//! scheme), RFC 9110 hop-by-hop handling, the X-Forwarded-* headers, and the WebSocket
+//! tunnel once a scored handshake is accepted by the upstream.
 
 use std::net::IpAddr;
 use std::time::Duration;
 
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue, CONNECTION, HOST};
+use hyper::header::{HeaderName, HeaderValue, CONNECTION, HOST, UPGRADE};
+use hyper::upgrade::OnUpgrade;
 use hyper::{HeaderMap, Request, Response, Uri, Version};
+use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
-use hyper_util::rt::TokioExecutor;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use super::body::ReplayBody;
 pub use crate::errors::UpstreamError;
@@ -46,13 +49,64 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
+/// An HTTP/1.1 WebSocket handshake: `Connection` names `upgrade` and `Upgrade` is
+/// `websocket`. Only WebSocket is passed through: any other protocol (h2c among them) would
+/// open a tunnel nobody parses.
+pub fn wants_websocket(headers: &HeaderMap, version: Version) -> bool {
+    // Most requests stop at the first test: this runs for every request.
+    version == Version::HTTP_11
+        && headers.get(UPGRADE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.trim().eq_ignore_ascii_case("websocket"))
+        && headers
+            .get_all(CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|token| token.trim().eq_ignore_ascii_case("upgrade"))
+}
+
+/// The client's handshake was accepted (101): the upgrade fields, stripped as hop-by-hop on the
+/// way back, are what the client's side of the switch needs.
+pub fn reopen_upgrade<B>(mut resp: Response<B>, websocket: bool) -> Response<B> {
+    if websocket && resp.status() == hyper::StatusCode::SWITCHING_PROTOCOLS {
+        resp.headers_mut().insert(CONNECTION, HeaderValue::from_static("upgrade"));
+        resp.headers_mut().insert(UPGRADE, HeaderValue::from_static("websocket"));
+    }
+    resp
+}
+
+/// Copies bytes both ways between the client and the upstream until either side closes.
+/// The frames are not scored; the handshake was.
+async fn tunnel(client: OnUpgrade, upstream: OnUpgrade) {
+    match tokio::try_join!(client, upstream) {
+        Ok((client, upstream)) => {
+            let (mut client, mut upstream) = (TokioIo::new(client), TokioIo::new(upstream));
+            if let Err(err) = tokio::io::copy_bidirectional(&mut client, &mut upstream).await {
+                tracing::debug!(error = %err, "WebSocket tunnel closed with error");
+            }
+        }
+        Err(err) => tracing::debug!(error = %err, "WebSocket upgrade did not complete"),
+    }
+}
+
 pub struct Upstream {
-    client: Client<HttpConnector, ReplayBody>,
-    /// `http://host:port`, no trailing slash.
+    client: Client<HttpsConnector<HttpConnector>, ReplayBody>,
+    /// `http://host:port` or `https://host:port`, no trailing slash.
     origin: String,
     /// Path prefix of TARGET_URL (`/app` in `http://h/app`), no trailing slash.
     prefix: String,
     timeout: Duration,
+    /// The proxy's own listener speaks TLS: the X-Forwarded-Proto it vouches for.
+    client_proto: &'static str,
+}
+
+/// How the proxy reaches its upstream.
+pub struct UpstreamSettings {
+    /// Deadline for the upstream's response headers.
+    pub timeout: Duration,
+    /// Trust for an https TARGET_URL (unused for http).
+    pub tls: rustls::ClientConfig,
+    /// Clients reach the proxy over TLS (WAF_TLS_CERT set).
+    pub client_tls: bool,
 }
 
 /// What the proxy learned about the client, for the forwarded headers.
@@ -64,16 +118,26 @@ pub struct ClientFacts {
 }
 
 impl Upstream {
-    pub fn new(target: &Uri, timeout: Duration) -> Self {
+    pub fn new(target: &Uri, settings: UpstreamSettings) -> Self {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         connector.set_connect_timeout(Some(Duration::from_secs(5)));
+        // https:// URIs pass the plain connector to the TLS wrapper.
+        connector.enforce_http(false);
+        let connector = HttpsConnectorBuilder::new().with_tls_config(settings.tls).https_or_http().enable_http1().wrap_connector(connector);
         let client =
             Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(60)).pool_max_idle_per_host(1024).build(connector);
         let authority = target.authority().map(|a| a.as_str()).unwrap_or("");
-        let origin = format!("http://{authority}");
+        let scheme = if target.scheme_str() == Some("https") { "https" } else { "http" };
+        let origin = format!("{scheme}://{authority}");
         let prefix = target.path().trim_end_matches('/').to_string();
-        Upstream { client, origin, prefix, timeout }
+        let client_proto = if settings.client_tls { "https" } else { "http" };
+        Upstream { client, origin, prefix, timeout: settings.timeout, client_proto }
+    }
+
+    /// Clients reach the proxy over TLS.
+    pub fn client_tls(&self) -> bool {
+        self.client_proto == "https"
     }
 
     pub fn origin(&self) -> String {
@@ -87,6 +151,7 @@ impl Upstream {
         // HTTP/2 carries the host as :authority, not a Host field; read it before the URI
         // is rewritten to the upstream's.
         let host = parts.headers.get(HOST).cloned().or_else(|| parts.uri.authority().and_then(|a| HeaderValue::from_str(a.as_str()).ok()));
+        let websocket = wants_websocket(&parts.headers, parts.version);
         let path_and_query = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
         let uri = format!("{}{}{}", self.origin, self.prefix, path_and_query);
         if let Ok(uri) = uri.parse::<Uri>() {
@@ -95,6 +160,12 @@ impl Upstream {
         parts.version = Version::HTTP_11;
         let headers = &mut parts.headers;
         strip_hop_by_hop(headers);
+        if websocket {
+            headers.insert(CONNECTION, HeaderValue::from_static("upgrade"));
+            headers.insert(UPGRADE, HeaderValue::from_static("websocket"));
+        } else {
+            parts.extensions.remove::<OnUpgrade>();
+        }
         let mut hops: Vec<String> = headers
             .get_all("x-forwarded-for")
             .iter()
@@ -107,7 +178,7 @@ impl Upstream {
             headers.insert("x-forwarded-for", value);
         }
         if !(client.peer_trusted && headers.contains_key("x-forwarded-proto")) {
-            headers.insert("x-forwarded-proto", HeaderValue::from_static("http"));
+            headers.insert("x-forwarded-proto", HeaderValue::from_static(self.client_proto));
         }
         if let Some(host) = host {
             headers.insert("x-forwarded-host", host.clone());
@@ -115,11 +186,18 @@ impl Upstream {
         }
     }
 
-    /// Sends the request; the response body streams back untouched.
-    pub async fn send(&self, req: Request<ReplayBody>) -> Result<Response<Incoming>, UpstreamError> {
+    /// Sends the request; the response body streams back untouched. A WebSocket handshake
+    /// the upstream accepts (101) starts the tunnel between the two upgraded connections.
+    pub async fn send(&self, mut req: Request<ReplayBody>) -> Result<Response<Incoming>, UpstreamError> {
+        let client_upgrade = req.extensions_mut().remove::<OnUpgrade>();
         match tokio::time::timeout(self.timeout, self.client.request(req)).await {
             Err(_) => Err(UpstreamError::Timeout(self.timeout)),
-            Ok(Ok(resp)) => Ok(resp),
+            Ok(Ok(mut resp)) => {
+                if let Some(client_upgrade) = client_upgrade.filter(|_| resp.status() == hyper::StatusCode::SWITCHING_PROTOCOLS) {
+                    tokio::spawn(tunnel(client_upgrade, hyper::upgrade::on(&mut resp)));
+                }
+                Ok(resp)
+            }
             Ok(Err(err)) if err.is_connect() => Err(UpstreamError::Connect(Box::new(err))),
             Ok(Err(err)) => Err(UpstreamError::Failed(Box::new(err))),
         }
@@ -129,6 +207,11 @@ impl Upstream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn upstream(target: &str, client_tls: bool) -> Upstream {
+        let tls = net::tls::upstream_client_config(&net::tls::UpstreamTrust::default()).unwrap();
+        Upstream::new(&target.parse().unwrap(), UpstreamSettings { timeout: Duration::from_secs(1), tls, client_tls })
+    }
 
     #[test]
     fn hop_by_hop_fields_and_the_ones_connection_names_are_removed() {
@@ -162,7 +245,7 @@ mod tests {
 
     #[test]
     fn target_prefix_and_forwarded_headers() {
-        let upstream = Upstream::new(&"http://127.0.0.1:9/app/".parse().unwrap(), Duration::from_secs(1));
+        let upstream = upstream("http://127.0.0.1:9/app/", false);
         let req = Request::builder()
             .uri("/search?q=1")
             .header("host", "shop.example")
@@ -182,7 +265,7 @@ mod tests {
 
     #[test]
     fn http2_authority_becomes_the_host_and_a_trusted_proto_is_kept() {
-        let upstream = Upstream::new(&"http://127.0.0.1:9".parse().unwrap(), Duration::from_secs(1));
+        let upstream = upstream("http://127.0.0.1:9", false);
         let req = Request::builder()
             .uri("https://shop.example/cart")
             .version(Version::HTTP_2)
@@ -195,5 +278,16 @@ mod tests {
         assert_eq!(parts.headers["host"], "shop.example");
         assert_eq!(parts.headers["x-forwarded-proto"], "https");
         assert_eq!(parts.version, Version::HTTP_11);
+    }
+
+    #[test]
+    fn behind_tls_the_proto_is_https_and_an_https_target_keeps_its_scheme() {
+        let upstream = upstream("https://app.internal:8443/v1", true);
+        let req = Request::builder().uri("/cart").header("host", "shop.example").header("x-forwarded-proto", "http").body(()).unwrap();
+        let (mut parts, _) = req.into_parts();
+        upstream.prepare(&mut parts, ClientFacts { peer: "10.0.0.2".parse().unwrap(), peer_trusted: false });
+        assert_eq!(parts.uri, "https://app.internal:8443/v1/cart");
+        assert_eq!(parts.headers["x-forwarded-proto"], "https", "the proxy terminated TLS itself");
+        assert!(upstream.client_tls());
     }
 }

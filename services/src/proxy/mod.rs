@@ -31,7 +31,7 @@ use crate::metrics::Metrics;
 use crate::request_id::{request_span, RequestId};
 use crate::scorer::Scorer;
 use admin::AdminPolicy;
-use forward::Upstream;
+use forward::{Upstream, UpstreamSettings};
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Every proxy response body: JSON, the event stream, or the upstream's streamed body.
@@ -90,7 +90,14 @@ impl Proxy {
             on_body_budget: limits.on_body_budget,
             client_ip: crate::client_ip::ClientIpPolicy { trusted: options.trusted_proxies.0.clone(), header: options.client_ip_header },
             admin: AdminPolicy::new(options.admin_allow.0.clone(), options.admin_token.clone(), options.admin_hosts.0.clone()),
-            upstream: Upstream::new(target, Duration::from_millis(options.upstream_timeout_ms)),
+            upstream: Upstream::new(
+                target,
+                UpstreamSettings {
+                    timeout: Duration::from_millis(options.upstream_timeout_ms),
+                    tls: options.tls.upstream_client(target),
+                    client_tls: options.tls.enabled(),
+                },
+            ),
         }
     }
 
@@ -102,20 +109,25 @@ impl Proxy {
         &self.gate
     }
 
-    /// The proxy speaks plain HTTP: a request came over TLS only when a trusted terminator in
+    /// A request came over TLS when the proxy terminates it, or when a trusted terminator in
     /// front says so.
     fn came_over_tls(&self, headers: &hyper::HeaderMap, conn: ConnInfo) -> bool {
-        crate::client_ip::any_contains(&self.client_ip.trusted, crate::client_ip::canonical(conn.peer.ip()))
-            && headers.get("x-forwarded-proto").is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"))
+        self.upstream.client_tls()
+            || crate::client_ip::any_contains(&self.client_ip.trusted, crate::client_ip::canonical(conn.peer.ip()))
+                && headers.get("x-forwarded-proto").is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"))
     }
 
     pub async fn handle(self: Arc<Self>, req: Request<Incoming>, conn: ConnInfo) -> Outcome<ProxyBody> {
         let id = RequestId::next();
         let span = request_span(&id, Component::Proxy.as_str(), conn.peer);
+        let websocket = forward::wants_websocket(req.headers(), req.version());
         async move {
             match api::route(&self, req, conn).await {
                 api::Routed::Answered(resp) => Outcome::Respond(resp),
-                api::Routed::NotReserved(req) => self.inspect(req, conn, &id).await,
+                api::Routed::NotReserved(req) => match self.inspect(req, conn, &id).await {
+                    Outcome::Respond(resp) => Outcome::Respond(forward::reopen_upgrade(resp, websocket)),
+                    Outcome::Kill => Outcome::Kill,
+                },
             }
         }
         .instrument(span)

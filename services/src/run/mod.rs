@@ -80,10 +80,27 @@ where
     B: hyper::body::Body<Data = bytes::Bytes> + Send + Unpin + 'static,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    spawn_tls_server(addr, None, gate, handler)
+}
+
+/// [`spawn_server`], terminating TLS when `tls` is given.
+fn spawn_tls_server<H, Fut, O, B>(
+    addr: SocketAddr,
+    tls: Option<net::TlsServer>,
+    gate: Arc<net::ConnGate>,
+    handler: H,
+) -> Result<Running, StartError>
+where
+    H: Fn(hyper::Request<hyper::body::Incoming>, net::ConnInfo) -> Fut + Clone + Send + Sync + 'static,
+    Fut: std::future::Future<Output = O> + Send + 'static,
+    O: Into<net::Outcome<B>> + 'static,
+    B: hyper::body::Body<Data = bytes::Bytes> + Send + Unpin + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     let listener = net::bind(addr)?;
     let addr = listener.local_addr().map_err(|source| net::NetError::Bind { addr, source })?;
     let (tx, rx) = oneshot::channel();
-    let task = tokio::spawn(net::serve_with(listener, gate, handler, async move {
+    let task = tokio::spawn(net::serve_on(listener, tls, gate, handler, async move {
         let _ = rx.await;
     }));
     Ok(Running { addr, shutdown: Some(tx), task: Some(task) })
@@ -281,6 +298,7 @@ pub fn start_proxy_limited(options: &ProxyOptions, parts: ProxyParts, limits: Pr
 
 fn serve_proxy(options: &ProxyOptions, proxy: Arc<Proxy>, limits: ProcessLimits) -> Result<ProxyServer, StartError> {
     let handler_proxy = proxy.clone();
-    let running = spawn_server(options.addr, limits.gate.clone(), move |req, conn| handler_proxy.clone().handle(req, conn))?;
+    let tls = options.tls.server()?;
+    let running = spawn_tls_server(options.addr, tls, limits.gate.clone(), move |req, conn| handler_proxy.clone().handle(req, conn))?;
     Ok(ProxyServer { running, proxy, limits })
 }
