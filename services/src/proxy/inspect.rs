@@ -83,7 +83,9 @@ impl Proxy {
                 partial: None,
             });
         }
-        let ruling = self.gate.inspect(request).await;
+        // HTTP/2 names the host in :authority, HTTP/1.1 in Host: policy scopes match either.
+        let host = parts.uri.authority().map(|a| a.as_str()).or_else(|| parts.headers.get(hyper::header::HOST).and_then(|h| h.to_str().ok()));
+        let ruling = self.gate.inspect_at(request, host.unwrap_or("")).await;
         drop(headers);
 
         let outcome = match ruling.effect() {
@@ -110,7 +112,7 @@ impl Proxy {
     }
 
     fn kill(&self, ruling: &Ruling) -> Outcome<ProxyBody> {
-        match self.kill_response {
+        match ruling.kill_response.unwrap_or(self.kill_response) {
             KillResponse::Reset => Outcome::Kill,
             KillResponse::Forbidden => {
                 let mut resp = json_response(StatusCode::FORBIDDEN, &BLOCK_BODY);
