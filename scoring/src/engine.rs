@@ -9,8 +9,8 @@ use thiserror::Error;
 
 use crate::context::ScoreContext;
 use crate::detectors::{detector_id, Backing, DetectorId, DETECTORS, PROMPT_INJECTION, SQLI, XSS, XSS_MATCH_SCORE};
-use crate::fields::{FieldKind, FieldLimits, Fields};
 use crate::exclusion::{Excluded, ScoringScope};
+use crate::fields::{FieldKind, FieldLimits, Fields};
 use crate::model::{BatchConfig, ModelError};
 use crate::models::{ModelSet, ModelStatus};
 use crate::patterns::{HitSource, Hits, PatternError, PatternStage};

@@ -67,6 +67,8 @@ pub struct Metrics {
     pub model_missing: Family<WhyLabel, Counter>,
     /// Policy file reloads by result (`ok`, `error`); a rejected file leaves the old policy.
     pub policy_reloads: Family<ResultLabel, Counter>,
+    /// Requests over a policy scope's rate limit (also counted as kills of `rate-limit`).
+    pub rate_limited: Counter,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -158,8 +160,11 @@ impl Metrics {
             "Policy file reloads (SIGHUP, file change) by result; on error the old policy keeps running",
             ["ok", "error"].map(|result| ResultLabel { result }),
         );
+        let rate_limited = Counter::default();
+        registry.register("waf_rate_limited", "Requests over a policy scope's per-client rate limit", rate_limited.clone());
         crate::scorer::pool::register(&mut registry);
         Metrics {
+            rate_limited,
             policy_reloads,
             scoring_errors,
             model_missing,

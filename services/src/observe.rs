@@ -83,3 +83,16 @@ impl Emit for PolicyReloaded<'_> {
         }
     }
 }
+
+/// A client ran out of its scope's rate-limit tokens.
+pub struct RateLimited<'a> {
+    pub scope: &'a str,
+    pub client: &'a str,
+}
+
+impl Emit for RateLimited<'_> {
+    fn emit(self, metrics: &Metrics) {
+        tracing::debug!(scope = self.scope, client = self.client, "rate limited");
+        metrics.rate_limited.inc();
+    }
+}

@@ -72,7 +72,13 @@ impl Default for Hits {
 impl Hits {
     /// No hits yet; rules and findings above `sensitivity` will not count.
     pub fn at_level(sensitivity: u8) -> Self {
-        Hits { best: [None; DETECTORS.len()], gated: Vec::new(), fallback: [None; DETECTORS.len()], sensitivity, excluded: Default::default() }
+        Hits {
+            best: [None; DETECTORS.len()],
+            gated: Vec::new(),
+            fallback: [None; DETECTORS.len()],
+            sensitivity,
+            excluded: Default::default(),
+        }
     }
 
     /// A code detector's finding in `field` (its level already checked by the caller).

@@ -27,7 +27,7 @@ use crate::decision::{decide, Action, Decision, Effect, Policy};
 use crate::errors::BodyError;
 use crate::events::{AuditLog, Event, EventHub, RequestFacts};
 use crate::metrics::Metrics;
-use crate::observe::{Emit, ModelMissing, ScoringFailed};
+use crate::observe::{Emit, ModelMissing, RateLimited, ScoringFailed};
 use crate::policy::{Baseline, PolicySet, Resolved, ScopeMode};
 use crate::scorer::{Scorer, Verdict};
 use crate::stats::Stats;
@@ -154,6 +154,21 @@ impl Gate {
             Some(ScopeMode::Active) => WafMode::Active,
             Some(ScopeMode::Off) => return Self::unscored(self.mode()),
         };
+        let guards = &resolved.guards;
+        if guards.allow_ips.as_ref().is_some_and(|list| list.contains(&summary.client)) {
+            return Self::unscored(mode);
+        }
+        if guards.deny_ips.as_ref().is_some_and(|list| list.contains(&summary.client)) {
+            summary.preset = Some(policy_verdict("ip-deny"));
+        }
+        let mut retry_after = None;
+        if let Some((limiter, scope)) = &guards.rate_limit {
+            if let Err(wait) = limiter.check(&summary.client) {
+                RateLimited { scope, client: &summary.client }.emit(&self.metrics);
+                summary.preset.get_or_insert_with(|| policy_verdict("rate-limit"));
+                retry_after = Some(wait);
+            }
+        }
         let mut scored = std::mem::take(&mut summary.scored);
         scored.client.get_or_insert_with(|| summary.client.clone());
         let started = Instant::now();
@@ -174,6 +189,7 @@ impl Gate {
         Metrics::observe(&self.metrics.inference_seconds, scoring_time);
         let mut ruling = Ruling::new(mode, decision, verdict, scoring_time);
         ruling.kill_response = resolved.kill_response;
+        ruling.retry_after = retry_after.filter(|_| ruling.effect() == Effect::Kill);
         self.record(summary.facts(), &ruling, summary.demo);
         ruling
     }
@@ -214,4 +230,10 @@ impl Gate {
         self.stats.record(&event, demo);
         self.events.publish(&event);
     }
+}
+
+/// A verdict the policy reached without scoring (`ip-deny`, `rate-limit`): decided by the mode
+/// like an attack's, with the check as its detector and reason.
+fn policy_verdict(check: &str) -> Verdict {
+    Verdict { score: 1.0, reason: check.to_string(), detector: check.to_string(), incomplete: None, partial: None }
 }

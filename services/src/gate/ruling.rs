@@ -21,12 +21,15 @@ pub struct Ruling {
     pub scoring_time: Duration,
     /// The policy scope's kill style; None: the door's own (WAF_KILL_RESPONSE).
     pub kill_response: Option<KillResponse>,
+    /// Set when a scope's rate limit killed the request: when the client may try again (the
+    /// proxy answers 429 with Retry-After instead of its kill).
+    pub retry_after: Option<Duration>,
 }
 
 impl Ruling {
     pub fn new(mode: WafMode, decision: Decision, verdict: Result<Verdict, ScoreError>, scoring_time: Duration) -> Self {
         let headers = verdict_headers(&verdict, decision, mode);
-        Ruling { mode, decision, verdict, headers, scoring_time, kill_response: None }
+        Ruling { mode, decision, verdict, headers, scoring_time, kill_response: None, retry_after: None }
     }
 
     pub fn effect(&self) -> Effect {

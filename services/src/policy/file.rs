@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::guards::{IpList, RateLimit};
 use super::matchers::{HostPattern, Methods, PathPattern};
 use crate::decision::{FailMode, KillResponse, PartialPolicy};
 
@@ -46,6 +47,13 @@ pub struct ScopeFile {
     pub detectors: BTreeMap<DetectorSlug, bool>,
     #[serde(default)]
     pub exclusions: Vec<ExclusionFile>,
+    /// Clients forwarded unscored (CIDRs on the resolved client IP).
+    pub allow_ips: Option<IpList>,
+    /// Clients killed unscored, as an attack would be (reason `ip-deny`).
+    pub deny_ips: Option<IpList>,
+    /// A token bucket per client IP; an empty bucket is killed as `rate-limit` (the proxy
+    /// answers 429 with Retry-After).
+    pub rate_limit: Option<RateLimit>,
 }
 
 /// A scope's mode: `off` forwards its requests unscored.
@@ -172,9 +180,7 @@ impl TryFrom<ExclusionFields> for ExclusionFile {
         match (&f.rule, &f.detector) {
             (Some(_), Some(_)) => Err("an exclusion names a `rule` or a `detector`, not both".into()),
             (None, None) => Err("an exclusion needs `rule = \"<id>\"` or `detector = \"<slug>\"`".into()),
-            (Some(rule), None) if rule.trim().is_empty() || rule.contains(char::is_whitespace) => {
-                Err(format!("`{rule}` is not a rule id"))
-            }
+            (Some(rule), None) if rule.trim().is_empty() || rule.contains(char::is_whitespace) => Err(format!("`{rule}` is not a rule id")),
             _ => Ok(ExclusionFile { rule: f.rule, detector: f.detector, field: f.field, note: f.note }),
         }
     }

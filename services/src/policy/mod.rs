@@ -7,6 +7,8 @@
 
 pub mod explain;
 mod file;
+pub mod from_event;
+mod guards;
 mod matchers;
 
 use std::collections::BTreeMap;
@@ -16,6 +18,7 @@ use std::sync::Arc;
 use thiserror::Error;
 
 pub use file::{ExclusionFile, FieldSelector, PolicyFile, ScopeFile, ScopeMode};
+pub use guards::{IpList, Limiter, RateLimit};
 pub use matchers::{HostPattern, Methods, PathPattern};
 
 use crate::decision::{self, KillResponse, WafMode};
@@ -61,6 +64,38 @@ pub struct Resolved {
     pub exclusions: Vec<ExclusionFile>,
     /// What the scorer must do differently; None when nothing (the scorer's plain path).
     pub scoring: Option<Arc<ScoringScope>>,
+    pub guards: Guards,
+}
+
+/// A scope's client checks, built once per load (the buckets live as long as the policy).
+#[derive(Clone, Debug, Default)]
+pub struct Guards {
+    pub allow_ips: Option<Arc<IpList>>,
+    pub deny_ips: Option<Arc<IpList>>,
+    /// The limiter of the most specific scope that sets `rate_limit`, and its name.
+    pub rate_limit: Option<(Arc<Limiter>, String)>,
+}
+
+impl Guards {
+    fn of(name: &str, scope: &ScopeFile) -> Self {
+        Guards {
+            allow_ips: scope.allow_ips.clone().map(Arc::new),
+            deny_ips: scope.deny_ips.clone().map(Arc::new),
+            rate_limit: scope.rate_limit.as_ref().map(|limit| (Arc::new(Limiter::new(limit)), name.to_string())),
+        }
+    }
+
+    fn overridden_by(&mut self, other: &Guards) {
+        if other.allow_ips.is_some() {
+            self.allow_ips.clone_from(&other.allow_ips);
+        }
+        if other.deny_ips.is_some() {
+            self.deny_ips.clone_from(&other.deny_ips);
+        }
+        if other.rate_limit.is_some() {
+            self.rate_limit.clone_from(&other.rate_limit);
+        }
+    }
 }
 
 impl Resolved {
@@ -75,11 +110,13 @@ impl Resolved {
             detectors: BTreeMap::new(),
             exclusions: Vec::new(),
             scoring: None,
+            guards: Guards::default(),
         }
     }
 
-    fn apply(&mut self, name: &str, scope: &ScopeFile) {
+    fn apply(&mut self, name: &str, scope: &ScopeFile, guards: &Guards) {
         self.scopes.push(name.to_string());
+        self.guards.overridden_by(guards);
         self.mode = scope.mode.or(self.mode);
         self.threshold = scope.threshold.unwrap_or(self.threshold);
         if let Some(v) = scope.on_scoring_error {
@@ -101,14 +138,14 @@ impl Resolved {
     fn finish(mut self) -> Self {
         let mut exclusions: Vec<_> = self.exclusions.iter().map(ExclusionFile::scoring).collect();
         let off = self.detectors.iter().filter(|(_, on)| !**on);
-        exclusions.extend(off.map(|(slug, _)| scoring::exclusion::Exclusion {
-            target: scoring::exclusion::Target::Detector(slug.id()),
-            field: None,
-        }));
+        exclusions.extend(
+            off.map(|(slug, _)| scoring::exclusion::Exclusion { target: scoring::exclusion::Target::Detector(slug.id()), field: None }),
+        );
         let changes = self.sensitivity.is_some() || !exclusions.is_empty();
         // The threshold travels too: a pattern hit above the engine's own threshold but under
         // this scope's must not skip the models.
-        self.scoring = changes.then(|| Arc::new(ScoringScope { sensitivity: self.sensitivity, threshold: Some(self.threshold), exclusions }));
+        self.scoring =
+            changes.then(|| Arc::new(ScoringScope { sensitivity: self.sensitivity, threshold: Some(self.threshold), exclusions }));
         self
     }
 
@@ -121,6 +158,7 @@ impl Resolved {
 struct CompiledScope {
     name: String,
     scope: ScopeFile,
+    guards: Guards,
 }
 
 impl CompiledScope {
@@ -158,11 +196,12 @@ impl PolicySet {
 
     pub fn load(path: &Path, baseline: Baseline) -> Result<Self, PolicyError> {
         let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read { path: path.to_path_buf(), source })?;
-        Self::parse(&text, baseline).map(|mut set| {
-            set.source = Some(path.to_path_buf());
-            set
-        })
-        .map_err(|message| PolicyError::Invalid { path: path.to_path_buf(), message })
+        Self::parse(&text, baseline)
+            .map(|mut set| {
+                set.source = Some(path.to_path_buf());
+                set
+            })
+            .map_err(|message| PolicyError::Invalid { path: path.to_path_buf(), message })
     }
 
     pub fn parse(text: &str, baseline: Baseline) -> Result<Self, String> {
@@ -178,14 +217,15 @@ impl PolicySet {
             Some(ScopeMode::Off) => return Err("[defaults] mode is shadow or active; `off` is for a [[scope]]".into()),
         };
         let mut base = Resolved::baseline(baseline);
-        base.apply("defaults", &ScopeFile { mode: None, ..defaults.clone() });
+        base.apply("defaults", &ScopeFile { mode: None, ..defaults.clone() }, &Guards::of("defaults", defaults));
         let mut scopes: Vec<CompiledScope> = Vec::new();
         for (i, scope) in file.scopes.into_iter().enumerate() {
             let name = scope.name.clone().unwrap_or_else(|| format!("scope #{}", i + 1));
             if scopes.iter().any(|s| s.name == name) {
                 return Err(format!("two scopes are named `{name}`"));
             }
-            scopes.push(CompiledScope { name, scope });
+            let guards = Guards::of(&name, &scope);
+            scopes.push(CompiledScope { name, scope, guards });
         }
         // A stable sort keeps file order among equals.
         scopes.sort_by_key(CompiledScope::rank);
@@ -195,6 +235,12 @@ impl PolicySet {
     /// What every request gets when no scope matches.
     pub fn defaults(&self) -> &Resolved {
         &self.base
+    }
+
+    /// This set as loaded from `path` (reloads and the API write there).
+    pub fn with_source(mut self, path: PathBuf) -> Self {
+        self.source = Some(path);
+        self
     }
 
     pub fn source(&self) -> Option<&Path> {
@@ -208,10 +254,11 @@ impl PolicySet {
 
     /// Some scope (or `[defaults]`) changes what the engine does.
     pub fn changes_scoring(&self) -> bool {
-        self.base.scoring.is_some() || self.scopes.iter().any(|s| {
-            let s = &s.scope;
-            s.sensitivity.is_some() || !s.detectors.is_empty() || !s.exclusions.is_empty()
-        })
+        self.base.scoring.is_some()
+            || self.scopes.iter().any(|s| {
+                let s = &s.scope;
+                s.sensitivity.is_some() || !s.detectors.is_empty() || !s.exclusions.is_empty()
+            })
     }
 
     pub fn scope_names(&self) -> impl Iterator<Item = &str> {
@@ -227,7 +274,7 @@ impl PolicySet {
         }
         let mut resolved = (*self.base).clone();
         for scope in matching {
-            resolved.apply(&scope.name, &scope.scope);
+            resolved.apply(&scope.name, &scope.scope, &scope.guards);
         }
         Arc::new(resolved.finish())
     }
@@ -237,7 +284,9 @@ impl PolicySet {
 fn normalize_host(host: &str) -> String {
     let host = host.trim().trim_end_matches('.');
     let without_port = match host.rsplit_once(':') {
-        Some((name, port)) if !name.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && (!name.contains(':') || name.ends_with(']')) => {
+        Some((name, port))
+            if !name.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) && (!name.contains(':') || name.ends_with(']')) =>
+        {
             name
         }
         _ => host,
@@ -289,7 +338,11 @@ exclusions = [{ rule = "xss-1", field = "query:q" }]
         let r = set.resolve("a.example.com", "GET", "/");
         assert_eq!((r.threshold, r.mode), (0.7, Some(ScopeMode::Shadow)));
         let r = set.resolve("Shop.Example.com:8080", "GET", "/");
-        assert_eq!((r.threshold, r.mode, r.scope_name()), (0.8, Some(ScopeMode::Shadow), "shop"), "exact host over wildcard; mode from the wildcard");
+        assert_eq!(
+            (r.threshold, r.mode, r.scope_name()),
+            (0.8, Some(ScopeMode::Shadow), "shop"),
+            "exact host over wildcard; mode from the wildcard"
+        );
         // A route beats a host: /login is active even on a shadow host.
         let r = set.resolve("a.example.com", "POST", "/login/x");
         assert_eq!((r.threshold, r.mode, r.scope_name()), (0.7, Some(ScopeMode::Active), "login-anywhere"));
@@ -307,7 +360,8 @@ exclusions = [{ rule = "xss-1", field = "query:q" }]
         assert!(err.contains("line 6") && err.contains("threshhold"), "{err}");
         let err = PolicySet::parse("[[scope]]\nhost = \"http://x\"\n", baseline()).unwrap_err();
         assert!(err.contains("line 2") && err.contains("not a host"), "{err}");
-        let err = PolicySet::parse("[[scope]]\npath = \"/a\"\nexclusions = [{ rule = \"x\", field = \"param:q\" }]\n", baseline()).unwrap_err();
+        let err =
+            PolicySet::parse("[[scope]]\npath = \"/a\"\nexclusions = [{ rule = \"x\", field = \"param:q\" }]\n", baseline()).unwrap_err();
         assert!(err.contains("line 3") && err.contains("not a field"), "{err}");
         let err = PolicySet::parse("[[scope]]\ndetectors = { sqlx = false }\n", baseline()).unwrap_err();
         assert!(err.contains("line 2") && err.contains("not a detector"), "{err}");

@@ -27,7 +27,8 @@ pub fn start(path: &Path, gates: &[Arc<Gate>]) -> Result<(), StartError> {
         gate.install_policy(set);
     }
     let (tx, rx) = mpsc::unbounded_channel();
-    let watcher = watch_file(path, tx.clone()).map_err(|err| PolicyError::Invalid { path: path.to_path_buf(), message: format!("cannot watch it: {err}") })?;
+    let watcher = watch_file(path, tx.clone())
+        .map_err(|err| PolicyError::Invalid { path: path.to_path_buf(), message: format!("cannot watch it: {err}") })?;
     tokio::spawn(follow(path.to_path_buf(), gates.to_vec(), rx, watcher));
     spawn_sighup(tx);
     Ok(())
