@@ -102,11 +102,6 @@ impl Excluded {
         };
         self.everywhere.iter().any(hits) || self.in_fields.iter().any(|(f, target)| *f == field && hits(target))
     }
-
-    /// The detector is off for the whole request.
-    pub fn detector_off(&self, detector: DetectorId) -> bool {
-        self.everywhere.iter().any(|t| *t == Target::Detector(detector))
-    }
 }
 
 /// A detector's id by slug, for policy files; the error lists the known slugs.
@@ -140,6 +135,5 @@ mod tests {
         assert!(!excluded.skips(XSS, Some("xss-2"), 0), "another rule in the same field still counts");
         assert!(!excluded.skips(XSS, Some("xss-1"), 1), "the same rule in another parameter still counts");
         assert!(excluded.skips(SQLI, None, 2));
-        assert!(!excluded.detector_off(SQLI));
     }
 }

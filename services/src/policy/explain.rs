@@ -57,6 +57,13 @@ fn settings(out: &mut String, r: &Resolved) {
     let _ = writeln!(out, "  on_partial: {partial}");
     let off: Vec<&str> = r.detectors.iter().filter(|(_, on)| !**on).map(|(d, _)| d.0.as_str()).collect();
     let _ = writeln!(out, "  detectors off: {}", if off.is_empty() { "none".to_string() } else { off.join(", ") });
+    let guards = &r.guards;
+    let networks =
+        |list: &Option<std::sync::Arc<super::IpList>>| list.as_ref().map_or("none".to_string(), |l| format!("{} networks", l.0.len()));
+    let _ = writeln!(out, "  allow_ips: {}", networks(&guards.allow_ips));
+    let _ = writeln!(out, "  deny_ips: {}", networks(&guards.deny_ips));
+    let limit = guards.rate_limit.as_ref().map_or("none".to_string(), |(_, scope)| format!("the bucket of scope {scope}"));
+    let _ = writeln!(out, "  rate_limit: {limit}");
     if r.exclusions.is_empty() {
         let _ = writeln!(out, "  exclusions: none");
     } else {

@@ -72,7 +72,9 @@ pub async fn route(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Rou
             Method::POST => set_mode(proxy, req, conn).await,
             _ => Err(ApiError::MethodNotAllowed { allow: "GET, POST", detail: "/api/mode accepts GET and POST".into() }),
         },
-        "/api/exclusions" => match *req.method() {
+        // Reserved only while a policy file is in use: without one the path is the
+        // application's, as it always was.
+        "/api/exclusions" if proxy.gate.policy().source().is_some() => match *req.method() {
             Method::POST => add_exclusion(proxy, req, conn).await,
             _ => Err(ApiError::MethodNotAllowed { allow: "POST", detail: "/api/exclusions accepts POST".into() }),
         },

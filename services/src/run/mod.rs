@@ -136,19 +136,17 @@ pub fn start_proxy(args: &ProxyArgs) -> Result<ProxyServer, StartError> {
         audit: open_audit(&args.proxy.audit_log)?,
     };
     let server = start_proxy_with(&args.proxy, parts)?;
-    follow_policy(args.proxy.policy_file.as_deref(), &[server.proxy.gate().clone()], engine)?;
+    follow_policy(args.proxy.policy_file.as_deref(), server.proxy.gate(), engine)?;
     Ok(server)
 }
 
-/// Puts the policy file (when given) in force in `gates` and keeps them following it.
-fn follow_policy(path: Option<&std::path::Path>, gates: &[Arc<Gate>], engine: Option<Arc<Engine>>) -> Result<(), StartError> {
+/// Puts the policy file (when given) in force in `gate` and keeps it following the file.
+fn follow_policy(path: Option<&std::path::Path>, gate: &Arc<Gate>, engine: Option<Arc<Engine>>) -> Result<(), StartError> {
     let Some(path) = path else { return Ok(()) };
     if let Some(engine) = engine {
-        for gate in gates {
-            gate.use_engine(engine.clone());
-        }
+        gate.use_engine(engine);
     }
-    policy_watch::start(path, gates)
+    policy_watch::start(path, std::slice::from_ref(gate))
 }
 
 /// The audit log writer for WAF_AUDIT_LOG (`None` for `off`).
@@ -156,9 +154,12 @@ pub fn open_audit(target: &AuditTarget) -> Result<Option<AuditLog>, StartError> 
     AuditLog::open(target).map_err(StartError::AuditLog)
 }
 
+/// A scorer, and the engine in this process when it scores there.
+type ScorerAndEngine = (Arc<dyn Scorer>, Option<Arc<Engine>>);
+
 /// The inference service at INFERENCE_URL when set, else an engine in this process (also
 /// returned: policy scopes that change scoring use it).
-fn build_scorer(args: &ScorerArgs) -> Result<(Arc<dyn Scorer>, Option<Arc<Engine>>), StartError> {
+fn build_scorer(args: &ScorerArgs) -> Result<ScorerAndEngine, StartError> {
     Ok(match &args.inference_url {
         Some(url) => (Arc::new(RemoteScorer::new(url, Duration::from_millis(args.inference_timeout_ms))), None),
         None => {
@@ -194,7 +195,7 @@ impl DecisionSettings<'_> {
             // No event stream is served standalone (spec 6.4); the hub only feeds the audit log.
             sse_keepalive: Duration::from_secs(15),
         }));
-        follow_policy(self.adapter.policy_file.as_deref(), &[gate.clone()], engine)?;
+        follow_policy(self.adapter.policy_file.as_deref(), &gate, engine)?;
         Ok(gate)
     }
 }

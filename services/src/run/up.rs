@@ -66,7 +66,7 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
         sse_keepalive: std::time::Duration::from_secs(args.proxy.sse_keepalive_secs),
     }));
     // One gate serves every door: the policy file applies to all of them.
-    follow_policy(args.proxy.policy_file.as_deref(), &[gate.clone()], Some(engine))?;
+    follow_policy(args.proxy.policy_file.as_deref(), &gate, Some(engine))?;
     let proxy = Arc::new(crate::proxy::Proxy::with_gate(&args.proxy, &target, gate.clone(), &limits));
     let proxy = serve_proxy(&args.proxy, proxy, limits.clone())?;
     // nginx / Envoy usually run beside Rampart: loopback is trusted for their forwarded
