@@ -10,15 +10,17 @@ pub struct ScoreContext {
     pub client: Option<String>,
     /// When the front door stops waiting. `None`: the engine's default deadline from now.
     pub deadline: Option<Instant>,
+    /// The request's policy scope (sensitivity, exclusions); None: the engine's settings.
+    pub scope: Option<std::sync::Arc<crate::exclusion::ScoringScope>>,
 }
 
 impl ScoreContext {
     pub fn new(client: Option<String>, deadline: Option<Instant>) -> Self {
-        ScoreContext { client, deadline }
+        ScoreContext { client, deadline, scope: None }
     }
 
     /// A context whose deadline is `budget` from now.
     pub fn within(client: Option<String>, budget: Duration) -> Self {
-        ScoreContext { client, deadline: Some(Instant::now() + budget) }
+        ScoreContext { client, deadline: Some(Instant::now() + budget), scope: None }
     }
 }

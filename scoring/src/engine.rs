@@ -9,6 +9,7 @@ use thiserror::Error;
 
 use crate::context::ScoreContext;
 use crate::detectors::{detector_id, Backing, DetectorId, DETECTORS, PROMPT_INJECTION, SQLI, XSS, XSS_MATCH_SCORE};
+use crate::exclusion::{Excluded, ScoringScope};
 use crate::fields::{FieldKind, FieldLimits, Fields};
 use crate::model::{BatchConfig, ModelError};
 use crate::models::{ModelSet, ModelStatus};
@@ -161,9 +162,17 @@ impl Engine {
 
     /// [`Engine::analyze`] at another sensitivity level (the eval prints every level).
     pub fn analyze_at(&self, input: &ScoreInput<'_>, sensitivity: u8) -> Analysis {
+        self.analyze_scoped(input, sensitivity, None)
+    }
+
+    /// [`Engine::analyze_at`] with a policy scope's exclusions dropped as hits are recorded.
+    fn analyze_scoped(&self, input: &ScoreInput<'_>, sensitivity: u8, scope: Option<&ScoringScope>) -> Analysis {
         let request = parse_request(input, self.config.limits.clone());
         let views = Views::build(&request.fields);
         let mut hits = Hits::at_level(sensitivity);
+        if let Some(scope) = scope {
+            hits.excluded = Excluded::resolve(scope, &request.fields);
+        }
         self.patterns.scan(&views.plain, ViewKind::Plain, &mut hits);
         self.patterns.scan(&views.decoded, ViewKind::Decoded, &mut hits);
         crate::code_stage::inspect_fields(&request.fields, &views, &request.method, &mut hits);
@@ -198,15 +207,19 @@ impl Engine {
     /// `DeadlineExceeded` model error, which the front door's policy turns into a refusal).
     pub async fn score_all_with(&self, input: &ScoreInput<'_>, context: &ScoreContext) -> ScoreAll {
         let own_deadline = Instant::now() + self.config.scoring_deadline;
+        let scope = context.scope.clone();
         let context = ScoreContext {
             client: context.client.clone(),
             // The caller's deadline, never later than the engine's own.
             deadline: Some(context.deadline.map_or(own_deadline, |d| d.min(own_deadline))),
+            scope: None,
         };
-        let analysis = self.analyze(input);
+        let scope = scope.as_deref();
+        let sensitivity = scope.and_then(|s| s.sensitivity).unwrap_or(self.config.sensitivity);
+        let analysis = self.analyze_scoped(input, sensitivity, scope);
         let (mut breakdown, mut reasons) = self.pattern_breakdown(&analysis);
         let pattern_max = breakdown.0.iter().cloned().fold(0.0, f32::max);
-        let models_skipped = pattern_max > self.config.threshold;
+        let models_skipped = pattern_max > scope.and_then(|s| s.threshold).unwrap_or(self.config.threshold);
         let mut model_error = None;
         let mut partial = analysis_partial(&analysis);
         if !models_skipped {
@@ -359,6 +372,7 @@ impl Engine {
         if detector == PROMPT_INJECTION {
             return crate::prompt_fields::prompt_texts(fields, views, self.config.min_prompt_words)
                 .into_iter()
+                .filter(|t| !analysis.hits.excluded.skips(PROMPT_INJECTION, None, t.field))
                 .map(|t| ModelText { field: t.field, decoded: t.source != PromptSource::Field, text: t.text, base64: false })
                 .collect();
         }

@@ -35,6 +35,38 @@ pub enum Command {
     Eval(crate::eval::EvalArgs),
     /// Probes a local health endpoint: exit 0 on a 2xx answer (the image's HEALTHCHECK).
     Health(crate::health_probe::HealthArgs),
+    /// Checks a policy file (docs/POLICY.md) or explains which scopes apply to a request.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Validates FILE and prints the effective policy (exit 0), or names the bad line (exit 1).
+    Check {
+        file: std::path::PathBuf,
+        #[command(flatten)]
+        flags: PolicyFlags,
+    },
+    /// Shows which scopes, settings and exclusions apply to METHOD URL under FILE.
+    Explain {
+        file: std::path::PathBuf,
+        method: String,
+        /// `/path?query` or `http://host/path?query`.
+        url: String,
+        /// The request's Host (default: the URL's host).
+        #[arg(long)]
+        host: Option<String>,
+        #[command(flatten)]
+        flags: PolicyFlags,
+    },
+}
+
+/// The flags a policy file overrides, read as the server would (flag or environment).
+#[derive(Debug, clap::Args)]
+pub struct PolicyFlags {
+    #[arg(long = "threshold", env = "WAF_THRESHOLD", value_name = "WAF_THRESHOLD", default_value = "0.5", value_parser = crate::config::parse_threshold)]
+    pub threshold: f32,
 }
 
 #[cfg(test)]

@@ -63,7 +63,7 @@ impl Choice for PartialPolicy {
     ];
 }
 
-fn parse_threshold(s: &str) -> Result<f32, String> {
+pub fn parse_threshold(s: &str) -> Result<f32, String> {
     let v: f32 = s.parse().map_err(|_| format!("`{s}` is not a number; WAF_THRESHOLD accepts 0.0 to 1.0"))?;
     if !(0.0..=1.0).contains(&v) || v.is_nan() {
         return Err(format!("{v} is outside 0.0 to 1.0; WAF_THRESHOLD accepts 0.0 to 1.0"));
@@ -357,6 +357,10 @@ pub struct ProxyOptions {
     /// Deadline for the upstream's response headers, in milliseconds (504 past it).
     #[arg(long = "upstream-timeout-ms", env = "WAF_UPSTREAM_TIMEOUT_MS", value_name = "WAF_UPSTREAM_TIMEOUT_MS", default_value = "60000", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub upstream_timeout_ms: u64,
+    /// Operator policy file (TOML, docs/POLICY.md): per-host and per-route settings and
+    /// exclusions over these flags, reloaded on SIGHUP and when the file changes.
+    #[arg(long = "policy", env = "WAF_POLICY", value_name = "WAF_POLICY")]
+    pub policy_file: Option<PathBuf>,
     /// Connection, header and body-budget limits (shared by every listener under `up`).
     #[command(flatten)]
     pub limits: crate::limits::LimitArgs,
@@ -402,6 +406,10 @@ pub struct AdapterOptions {
     pub on_scoring_error: FailMode,
     #[command(flatten)]
     pub policy: PolicyArgs,
+    /// Operator policy file (TOML, docs/POLICY.md): per-host and per-route settings and
+    /// exclusions over these flags, reloaded on SIGHUP and when the file changes.
+    #[arg(long = "policy", env = "WAF_POLICY", value_name = "WAF_POLICY")]
+    pub policy_file: Option<PathBuf>,
 }
 
 #[derive(Clone, Debug, Args)]

@@ -23,6 +23,7 @@ pub mod lifecycle;
 pub mod limits;
 pub mod metrics;
 pub mod observe;
+pub mod policy;
 pub mod proxy;
 pub mod request_id;
 pub mod run;

@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use services::cli::{Cli, Command};
+use services::cli::{Cli, Command, PolicyCommand};
 use services::run::{start_auth, start_extproc, start_inference, start_proxy, start_up, Running, StartError};
 
 fn main() -> ExitCode {
@@ -54,6 +54,7 @@ async fn run(command: Command, drain: std::time::Duration) -> ExitCode {
             serve("up", started, drain).await
         }
         Command::Eval(args) => services::eval::run(args).await,
+        Command::Policy(command) => policy_command(command),
         Command::Health(args) => match services::health_probe::probe(&args) {
             Ok(_) => ExitCode::SUCCESS,
             Err(err) => {
@@ -152,4 +153,42 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     let _ = ctrl_c.await;
+}
+
+/// `rampart policy check|explain`: no server, no engine; exit 1 with the file's error.
+fn policy_command(command: PolicyCommand) -> ExitCode {
+    use services::policy::{explain, Baseline, PolicySet};
+    let (file, flags) = match &command {
+        PolicyCommand::Check { file, flags } | PolicyCommand::Explain { file, flags, .. } => (file, flags),
+    };
+    let baseline = Baseline { threshold: flags.threshold, fail: services::decision::Policy::default() };
+    let set = match PolicySet::load(file, baseline) {
+        Ok(set) => set,
+        Err(err) => {
+            eprintln!("rampart policy: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match command {
+        PolicyCommand::Check { .. } => print!("{}", explain::describe(&set, set.defaults())),
+        PolicyCommand::Explain { method, url, host, .. } => {
+            let (url_host, path) = split_url(&url);
+            let host = host.unwrap_or(url_host);
+            let path = path.split_once('?').map_or(path.as_str(), |(p, _)| p);
+            let method = method.to_ascii_uppercase();
+            print!("{}", explain::explain(&set.resolve(&host, &method, path), &method, &host, path));
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `http://host:port/p?q` -> (`host:port`, `/p?q`); `/p?q` -> (``, `/p?q`).
+fn split_url(url: &str) -> (String, String) {
+    match url.split_once("://") {
+        Some((_, rest)) => match rest.find('/') {
+            Some(i) => (rest[..i].to_string(), rest[i..].to_string()),
+            None => (rest.to_string(), "/".to_string()),
+        },
+        None => (String::new(), url.to_string()),
+    }
 }

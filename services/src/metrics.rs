@@ -65,6 +65,15 @@ pub struct Metrics {
     /// Verdicts lacking a model's opinion, by why; `model-overloaded` and `model-deadline`
     /// are the model queue shedding load.
     pub model_missing: Family<WhyLabel, Counter>,
+    /// Policy file reloads by result (`ok`, `error`); a rejected file leaves the old policy.
+    pub policy_reloads: Family<ResultLabel, Counter>,
+    /// Requests over a policy scope's rate limit (also counted as kills of `rate-limit`).
+    pub rate_limited: Counter,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ResultLabel {
+    pub result: &'static str,
 }
 
 /// 50 µs to ~26 s: covers a pattern-only verdict and a stuck upstream alike.
@@ -145,8 +154,18 @@ impl Metrics {
             "Verdicts without a model's opinion, by why (model-overloaded and model-deadline: shed by the model queue)",
             MISSING_MODEL_CODES.map(|why| WhyLabel { why }),
         );
+        let policy_reloads = counters_from_start(
+            &mut registry,
+            "waf_policy_reloads",
+            "Policy file reloads (SIGHUP, file change) by result; on error the old policy keeps running",
+            ["ok", "error"].map(|result| ResultLabel { result }),
+        );
+        let rate_limited = Counter::default();
+        registry.register("waf_rate_limited", "Requests over a policy scope's per-client rate limit", rate_limited.clone());
         crate::scorer::pool::register(&mut registry);
         Metrics {
+            rate_limited,
+            policy_reloads,
             scoring_errors,
             model_missing,
             partial,

@@ -61,3 +61,38 @@ impl Emit for LimitHit {
         metrics.count_limit(self.limit);
     }
 }
+
+/// A policy file reload: taken (the new policy is in force) or rejected (the old one stays).
+pub struct PolicyReloaded<'a> {
+    pub path: &'a std::path::Path,
+    pub outcome: Result<std::time::Duration, &'a crate::policy::PolicyError>,
+}
+
+impl Emit for PolicyReloaded<'_> {
+    fn emit(self, metrics: &Metrics) {
+        let path = self.path.display().to_string();
+        match self.outcome {
+            Ok(took) => {
+                tracing::info!(path, took_us = took.as_micros() as u64, "policy reloaded");
+                metrics.policy_reloads.get_or_create(&crate::metrics::ResultLabel { result: "ok" }).inc();
+            }
+            Err(err) => {
+                tracing::error!(path, error = %err, "policy file rejected; the previous policy stays in force");
+                metrics.policy_reloads.get_or_create(&crate::metrics::ResultLabel { result: "error" }).inc();
+            }
+        }
+    }
+}
+
+/// A client ran out of its scope's rate-limit tokens.
+pub struct RateLimited<'a> {
+    pub scope: &'a str,
+    pub client: &'a str,
+}
+
+impl Emit for RateLimited<'_> {
+    fn emit(self, metrics: &Metrics) {
+        tracing::debug!(scope = self.scope, client = self.client, "rate limited");
+        metrics.rate_limited.inc();
+    }
+}

@@ -59,6 +59,8 @@ pub struct Hits {
     pub fallback: [Option<Hit>; DETECTORS.len()],
     /// The sensitivity level in force: rules of a higher level are ignored.
     pub sensitivity: u8,
+    /// What the request's policy scope takes out (`exclusion.rs`): such hits are not recorded.
+    pub excluded: crate::exclusion::Excluded,
 }
 
 impl Default for Hits {
@@ -70,11 +72,20 @@ impl Default for Hits {
 impl Hits {
     /// No hits yet; rules and findings above `sensitivity` will not count.
     pub fn at_level(sensitivity: u8) -> Self {
-        Hits { best: [None; DETECTORS.len()], gated: Vec::new(), fallback: [None; DETECTORS.len()], sensitivity }
+        Hits {
+            best: [None; DETECTORS.len()],
+            gated: Vec::new(),
+            fallback: [None; DETECTORS.len()],
+            sensitivity,
+            excluded: Default::default(),
+        }
     }
 
     /// A code detector's finding in `field` (its level already checked by the caller).
     pub fn record_code(&mut self, detector: DetectorId, reason: &'static str, score: f32, decoded: bool, field: usize) {
+        if self.excluded.skips(detector, None, field) {
+            return;
+        }
         let hit = Hit { source: HitSource::Code(reason), score, decoded, field };
         Self::keep_better(&mut self.best[detector], hit);
     }
@@ -91,7 +102,7 @@ impl Hits {
     }
 
     fn record(&mut self, rule_idx: usize, rule: &Rule, kind: ViewKind, field: usize) {
-        if rule.level > self.sensitivity {
+        if rule.level > self.sensitivity || self.excluded.skips(rule.detector, Some(&rule.id), field) {
             return;
         }
         match rule.role {

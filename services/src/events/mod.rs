@@ -219,6 +219,14 @@ impl EventHub {
         Bytes::from(out)
     }
 
+    /// The recent event of request `request_id`, parsed (None when it left the ring).
+    pub fn find(&self, request_id: &str) -> Option<serde_json::Value> {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let needle = format!("\"request_id\":{}", serde_json::Value::String(request_id.to_string()));
+        let json = inner.ring.iter().rev().find(|json| json.windows(needle.len()).any(|w| w == needle.as_bytes()))?;
+        serde_json::from_slice(json).ok()
+    }
+
     pub fn subscriber_count(&self) -> usize {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).subscribers.iter().filter(|sub| !sub.tx.is_closed()).count()
     }

@@ -74,7 +74,8 @@ impl exchange::Judge for StreamJudge {
             preset: None,
             demo: None,
         };
-        self.service.door.gate.inspect(summary).await.failed_open()
+        let host = request.headers.iter().find(|(n, _)| n == ":authority" || n.eq_ignore_ascii_case("host")).map(|(_, v)| v.as_str());
+        self.service.door.gate.inspect_at(summary, host.unwrap_or("")).await.failed_open()
     }
 }
 

@@ -12,9 +12,10 @@
 
 mod mode;
 mod ruling;
+mod scoped;
 mod summary;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 pub use crate::decision::{FailMode, KillResponse, PartialPolicy, WafMode};
@@ -26,7 +27,8 @@ use crate::decision::{decide, Action, Decision, Effect, Policy};
 use crate::errors::BodyError;
 use crate::events::{AuditLog, Event, EventHub, RequestFacts};
 use crate::metrics::Metrics;
-use crate::observe::{Emit, ModelMissing, ScoringFailed};
+use crate::observe::{Emit, ModelMissing, RateLimited, ScoringFailed};
+use crate::policy::{Baseline, PolicySet, Resolved, ScopeMode};
 use crate::scorer::{Scorer, Verdict};
 use crate::stats::Stats;
 
@@ -49,6 +51,11 @@ pub struct Gate {
     mode: SharedMode,
     threshold: f32,
     policy: Policy,
+    /// The operator policy (flags alone when no file is given); swapped whole on a reload,
+    /// read once per request.
+    rules: arc_swap::ArcSwap<PolicySet>,
+    /// The in-process engine, when there is one: scopes that change scoring need it.
+    engine: OnceLock<Arc<scoring::Engine>>,
     scorer: Arc<dyn Scorer>,
     metrics: Arc<Metrics>,
     events: EventHub,
@@ -57,10 +64,13 @@ pub struct Gate {
 
 impl Gate {
     pub fn new(parts: GateParts) -> Self {
+        let baseline = Baseline { threshold: parts.threshold, fail: parts.policy };
         Gate {
             mode: parts.mode,
             threshold: parts.threshold,
             policy: parts.policy,
+            rules: arc_swap::ArcSwap::from_pointee(PolicySet::baseline(baseline)),
+            engine: OnceLock::new(),
             scorer: parts.scorer,
             events: EventHub::new(parts.metrics.clone(), parts.audit, parts.sse_keepalive),
             metrics: parts.metrics,
@@ -81,6 +91,36 @@ impl Gate {
         self.threshold
     }
 
+    /// What the flags say, for loading a policy file over them.
+    pub fn baseline(&self) -> Baseline {
+        Baseline { threshold: self.threshold, fail: self.policy }
+    }
+
+    /// Lets scopes that change scoring (sensitivity, detectors, exclusions) score in process.
+    pub fn use_engine(&self, engine: Arc<scoring::Engine>) {
+        let _ = self.engine.set(engine);
+    }
+
+    pub fn has_engine(&self) -> bool {
+        self.engine.get().is_some()
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> Arc<PolicySet> {
+        self.rules.load_full()
+    }
+
+    /// Puts `set` in force for the next request (requests in flight finish on the old one).
+    /// `[defaults] mode` sets the process mode when it differs from the previous file's, so
+    /// a `POST /api/mode` switch survives reloads that do not touch it.
+    pub fn install_policy(&self, set: PolicySet) {
+        let old = self.rules.swap(Arc::new(set));
+        let new = self.rules.load();
+        if let Some(mode) = new.defaults_mode().filter(|m| old.defaults_mode() != Some(*m)) {
+            self.mode.set(mode);
+        }
+    }
+
     pub fn scorer(&self) -> &Arc<dyn Scorer> {
         &self.scorer
     }
@@ -99,17 +139,45 @@ impl Gate {
 
     /// Scores the request (unless the door preset a verdict), decides by mode, threshold and
     /// policy, counts and records the event once, and says what the door should do.
-    pub async fn inspect(&self, mut summary: RequestSummary<'_>) -> Ruling {
-        let mode = self.mode();
+    /// Host-less scopes only: for a door that does not know the request's host.
+    pub async fn inspect(&self, summary: RequestSummary<'_>) -> Ruling {
+        self.inspect_at(summary, "").await
+    }
+
+    /// [`Gate::inspect`] under the policy scopes matching `host` (the request's Host or
+    /// :authority), its method and path: resolved once here, for every door.
+    pub async fn inspect_at(&self, mut summary: RequestSummary<'_>, host: &str) -> Ruling {
+        let resolved = self.rules.load().resolve(host, summary.method, summary.path);
+        let mode = match resolved.mode {
+            None => self.mode(),
+            Some(ScopeMode::Shadow) => WafMode::Shadow,
+            Some(ScopeMode::Active) => WafMode::Active,
+            Some(ScopeMode::Off) => return Self::unscored(self.mode()),
+        };
+        let guards = &resolved.guards;
+        if guards.allow_ips.as_ref().is_some_and(|list| list.contains(&summary.client)) {
+            return Self::unscored(mode);
+        }
+        if guards.deny_ips.as_ref().is_some_and(|list| list.contains(&summary.client)) {
+            summary.preset = Some(policy_verdict("ip-deny"));
+        }
+        let mut retry_after = None;
+        if let Some((limiter, scope)) = &guards.rate_limit {
+            if let Err(wait) = limiter.check(&summary.client) {
+                RateLimited { scope, client: &summary.client }.emit(&self.metrics);
+                summary.preset.get_or_insert_with(|| policy_verdict("rate-limit"));
+                retry_after = Some(wait);
+            }
+        }
         let mut scored = std::mem::take(&mut summary.scored);
         scored.client.get_or_insert_with(|| summary.client.clone());
         let started = Instant::now();
         let verdict = match summary.preset.clone() {
             Some(preset) => Ok(preset),
-            None => self.scorer.score(&scored).await,
+            None => self.score(&scored, &resolved).await,
         };
         let scoring_time = started.elapsed();
-        let decision = decide(mode, self.threshold, &self.policy, &verdict);
+        let decision = decide(mode, resolved.threshold, &resolved.fail, &verdict);
         match &verdict {
             Err(error) => {
                 let refused = decision.effect == Effect::Refuse;
@@ -119,9 +187,25 @@ impl Gate {
             Ok(_) => {}
         }
         Metrics::observe(&self.metrics.inference_seconds, scoring_time);
-        let ruling = Ruling::new(mode, decision, verdict, scoring_time);
+        let mut ruling = Ruling::new(mode, decision, verdict, scoring_time);
+        ruling.kill_response = resolved.kill_response;
+        ruling.retry_after = retry_after.filter(|_| ruling.effect() == Effect::Kill);
         self.record(summary.facts(), &ruling, summary.demo);
         ruling
+    }
+
+    async fn score(&self, scored: &crate::scorer::ScoreQuery, resolved: &Resolved) -> Result<Verdict, crate::scorer::ScoreError> {
+        match (&resolved.scoring, self.engine.get()) {
+            (Some(scope), Some(engine)) => scoped::score(engine, scored, scope).await,
+            _ => self.scorer.score(scored).await,
+        }
+    }
+
+    /// A scope with `mode = "off"`: forwarded unscored, neither counted nor recorded.
+    fn unscored(mode: WafMode) -> Ruling {
+        let decision = Decision { action: Action::Passed, effect: Effect::Forward, cause: None };
+        let verdict = Verdict { score: 0.0, reason: String::new(), detector: String::new(), incomplete: None, partial: None };
+        Ruling::new(mode, decision, Ok(verdict), Duration::ZERO)
     }
 
     /// Records a request the door refused before scoring (the proxy's body timeout, its body
@@ -146,4 +230,10 @@ impl Gate {
         self.stats.record(&event, demo);
         self.events.publish(&event);
     }
+}
+
+/// A verdict the policy reached without scoring (`ip-deny`, `rate-limit`): decided by the mode
+/// like an attack's, with the check as its detector and reason.
+fn policy_verdict(check: &str) -> Verdict {
+    Verdict { score: 1.0, reason: check.to_string(), detector: check.to_string(), incomplete: None, partial: None }
 }

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use super::WafMode;
+use super::{KillResponse, WafMode};
 use crate::decision::{Decision, Effect};
 use crate::scorer::{ScoreError, Verdict};
 use crate::waf_headers::{verdict_headers, BlockBody, BLOCK_BODY, UNAVAILABLE_BODY};
@@ -19,12 +19,17 @@ pub struct Ruling {
     pub headers: Vec<(&'static str, String)>,
     /// Time spent scoring (the event's latency_ms).
     pub scoring_time: Duration,
+    /// The policy scope's kill style; None: the door's own (WAF_KILL_RESPONSE).
+    pub kill_response: Option<KillResponse>,
+    /// Set when a scope's rate limit killed the request: when the client may try again (the
+    /// proxy answers 429 with Retry-After instead of its kill).
+    pub retry_after: Option<Duration>,
 }
 
 impl Ruling {
     pub fn new(mode: WafMode, decision: Decision, verdict: Result<Verdict, ScoreError>, scoring_time: Duration) -> Self {
         let headers = verdict_headers(&verdict, decision, mode);
-        Ruling { mode, decision, verdict, headers, scoring_time }
+        Ruling { mode, decision, verdict, headers, scoring_time, kill_response: None, retry_after: None }
     }
 
     pub fn effect(&self) -> Effect {

@@ -72,6 +72,12 @@ pub async fn route(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Rou
             Method::POST => set_mode(proxy, req, conn).await,
             _ => Err(ApiError::MethodNotAllowed { allow: "GET, POST", detail: "/api/mode accepts GET and POST".into() }),
         },
+        // Reserved only while a policy file is in use: without one the path is the
+        // application's, as it always was.
+        "/api/exclusions" if proxy.gate.policy().source().is_some() => match *req.method() {
+            Method::POST => add_exclusion(proxy, req, conn).await,
+            _ => Err(ApiError::MethodNotAllowed { allow: "POST", detail: "/api/exclusions accepts POST".into() }),
+        },
         _ => return Routed::NotReserved(req),
     };
     Routed::Answered(answer.unwrap_or_else(|err| boxed(err.into_response())))
@@ -181,4 +187,48 @@ fn recent(proxy: &Proxy) -> Response<ProxyBody> {
     let mut resp = Response::new(Full::new(proxy.gate.events().recent_json()));
     resp.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
     boxed(resp)
+}
+
+/// `POST /api/exclusions {"event_id", "field"?, "confirm"?}`: the exclusion a logged event
+/// calls for (docs/POLICY.md). Without `confirm: true` it is only proposed; confirmed, it is
+/// appended to the policy file and put in force at once (the file watcher sees the same file).
+async fn add_exclusion(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Result<Response<ProxyBody>, ApiError> {
+    use crate::policy::from_event::{propose, EventFacts};
+    use crate::policy::PolicySet;
+    proxy.admin.check(&AdminAsk::of(canonical(conn.peer.ip()), &req))?;
+    require_json(req.headers())?;
+    let body = read_body(req.into_body(), MODE_BODY_LIMIT).await?;
+    const EXPECTED: &str = "expected {\"event_id\": \"<request_id>\", \"field\": \"query:q\" (optional), \"confirm\": true (optional)}";
+    let parsed: serde_json::Value = serde_json::from_slice(&body).map_err(|e| ApiError::MalformedJson(format!("{e}; {EXPECTED}")))?;
+    let event_id = parsed
+        .get("event_id")
+        .and_then(|v| v.as_str())
+        .ok_or_else(|| ApiError::InvalidRequest(format!("no string field `event_id`; {EXPECTED}")))?;
+    let field = parsed.get("field").and_then(|v| v.as_str());
+    let confirm = parsed.get("confirm").and_then(|v| v.as_bool()).unwrap_or(false);
+    let event = proxy.gate.events().find(event_id).ok_or_else(|| ApiError::NotFound(format!("no recent event {event_id}")))?;
+    let facts = EventFacts::of(&event).ok_or_else(|| ApiError::InvalidRequest(format!("event {event_id} lacks its request line")))?;
+    let policy = proxy.gate.policy();
+    let path = policy.source().map(std::path::Path::to_path_buf);
+    let current = match &path {
+        Some(p) => {
+            std::fs::read_to_string(p).map_err(|e| ApiError::Unavailable(format!("cannot read the policy file {}: {e}", p.display())))?
+        }
+        None => String::new(),
+    };
+    let proposal = propose(&facts, field, &current, proxy.gate.baseline()).map_err(ApiError::InvalidRequest)?;
+    if !confirm {
+        return Ok(boxed(json_response(StatusCode::OK, &serde_json::json!({ "applied": false, "proposal": proposal }))));
+    }
+    let Some(path) = path else {
+        return Err(ApiError::InvalidRequest(
+            "no policy file is in use (start with --policy / WAF_POLICY) to write the exclusion to".into(),
+        ));
+    };
+    let text = format!("{current}{proposal}");
+    let set = PolicySet::parse(&text, proxy.gate.baseline()).map_err(ApiError::InvalidRequest)?;
+    std::fs::write(&path, &text).map_err(|e| ApiError::Unavailable(format!("cannot write the policy file {}: {e}", path.display())))?;
+    proxy.gate.install_policy(set.with_source(path));
+    tracing::warn!(event_id, peer = %conn.peer, "exclusion added to the policy file");
+    Ok(boxed(json_response(StatusCode::CREATED, &serde_json::json!({ "applied": true, "proposal": proposal }))))
 }

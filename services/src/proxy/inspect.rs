@@ -83,7 +83,10 @@ impl Proxy {
                 partial: None,
             });
         }
-        let ruling = self.gate.inspect(request).await;
+        // HTTP/2 names the host in :authority, HTTP/1.1 in Host: policy scopes match either.
+        let host =
+            parts.uri.authority().map(|a| a.as_str()).or_else(|| parts.headers.get(hyper::header::HOST).and_then(|h| h.to_str().ok()));
+        let ruling = self.gate.inspect_at(request, host.unwrap_or("")).await;
         drop(headers);
 
         let outcome = match ruling.effect() {
@@ -110,7 +113,10 @@ impl Proxy {
     }
 
     fn kill(&self, ruling: &Ruling) -> Outcome<ProxyBody> {
-        match self.kill_response {
+        if let Some(wait) = ruling.retry_after {
+            return Outcome::Respond(boxed(too_many_requests(wait)));
+        }
+        match ruling.kill_response.unwrap_or(self.kill_response) {
             KillResponse::Reset => Outcome::Kill,
             KillResponse::Forbidden => {
                 let mut resp = json_response(StatusCode::FORBIDDEN, &BLOCK_BODY);
@@ -143,4 +149,13 @@ impl Proxy {
             }
         }
     }
+}
+
+/// A scope's rate limit: 429 with Retry-After in whole seconds (at least 1).
+fn too_many_requests(wait: std::time::Duration) -> crate::http::HttpResponse {
+    let body = serde_json::json!({ "error": "rate_limited", "detail": "Too many requests from this client; retry after the Retry-After seconds." });
+    let mut resp = json_response(StatusCode::TOO_MANY_REQUESTS, &body);
+    let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);
+    resp.headers_mut().insert(hyper::header::RETRY_AFTER, HeaderValue::from(secs.max(1)));
+    resp
 }

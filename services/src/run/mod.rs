@@ -1,8 +1,10 @@
 //! Starting servers: bind, build what they need, serve until shutdown. Shared by `main` and
 //! tests. `rampart up` (everything in one process) is in [`up`].
 
+mod policy_watch;
 mod up;
 
+pub use policy_watch::reload as reload_policy;
 pub use up::{start_up, Stack};
 
 use std::net::SocketAddr;
@@ -39,6 +41,8 @@ pub enum StartError {
     AuditLog(#[source] std::io::Error),
     #[error("{0} is not set: {1}")]
     Missing(&'static str, &'static str),
+    #[error("{0} (WAF_POLICY)")]
+    Policy(#[from] crate::policy::PolicyError),
 }
 
 /// A server running on a background task.
@@ -140,14 +144,26 @@ pub fn start_proxy(args: &ProxyArgs) -> Result<ProxyServer, StartError> {
         .target_url
         .clone()
         .ok_or(StartError::Missing("TARGET_URL", "the proxy needs the upstream application's URL (--target-url)"))?;
+    let (scorer, engine) = build_scorer(&args.scorer)?;
     let parts = ProxyParts {
         target,
         threshold: args.scorer.engine.threshold,
-        scorer: build_scorer(&args.scorer)?,
+        scorer,
         metrics: Arc::new(Metrics::new()),
         audit: open_audit(&args.proxy.audit_log)?,
     };
-    start_proxy_with(&args.proxy, parts)
+    let server = start_proxy_with(&args.proxy, parts)?;
+    follow_policy(args.proxy.policy_file.as_deref(), server.proxy.gate(), engine)?;
+    Ok(server)
+}
+
+/// Puts the policy file (when given) in force in `gate` and keeps it following the file.
+fn follow_policy(path: Option<&std::path::Path>, gate: &Arc<Gate>, engine: Option<Arc<Engine>>) -> Result<(), StartError> {
+    let Some(path) = path else { return Ok(()) };
+    if let Some(engine) = engine {
+        gate.use_engine(engine);
+    }
+    policy_watch::start(path, std::slice::from_ref(gate))
 }
 
 /// The audit log writer for WAF_AUDIT_LOG (`None` for `off`).
@@ -155,11 +171,18 @@ pub fn open_audit(target: &AuditTarget) -> Result<Option<AuditLog>, StartError> 
     AuditLog::open(target).map_err(StartError::AuditLog)
 }
 
-/// The inference service at INFERENCE_URL when set, else an engine in this process.
-fn build_scorer(args: &ScorerArgs) -> Result<Arc<dyn Scorer>, StartError> {
+/// A scorer, and the engine in this process when it scores there.
+type ScorerAndEngine = (Arc<dyn Scorer>, Option<Arc<Engine>>);
+
+/// The inference service at INFERENCE_URL when set, else an engine in this process (also
+/// returned: policy scopes that change scoring use it).
+fn build_scorer(args: &ScorerArgs) -> Result<ScorerAndEngine, StartError> {
     Ok(match &args.inference_url {
-        Some(url) => Arc::new(RemoteScorer::new(url, Duration::from_millis(args.inference_timeout_ms))),
-        None => Arc::new(InProcessScorer::new(Arc::new(Engine::new(args.engine.engine_config())?))),
+        Some(url) => (Arc::new(RemoteScorer::new(url, Duration::from_millis(args.inference_timeout_ms))), None),
+        None => {
+            let engine = Arc::new(Engine::new(args.engine.engine_config())?);
+            (Arc::new(InProcessScorer::new(engine.clone())), Some(engine))
+        }
     })
 }
 
@@ -178,16 +201,19 @@ struct DecisionSettings<'a> {
 
 impl DecisionSettings<'_> {
     fn gate(&self, metrics: Arc<Metrics>) -> Result<Arc<Gate>, StartError> {
-        Ok(Arc::new(Gate::new(GateParts {
+        let (scorer, engine) = build_scorer(self.scorer)?;
+        let gate = Arc::new(Gate::new(GateParts {
             mode: SharedMode::new(self.mode.mode),
             threshold: self.scorer.engine.threshold,
             policy: self.adapter.policy.policy(self.adapter.on_scoring_error),
-            scorer: build_scorer(self.scorer)?,
+            scorer,
             metrics,
             audit: open_audit(&self.adapter.audit_log)?,
             // No event stream is served standalone (spec 6.4); the hub only feeds the audit log.
             sse_keepalive: Duration::from_secs(15),
-        })))
+        }));
+        follow_policy(self.adapter.policy_file.as_deref(), &gate, engine)?;
+        Ok(gate)
     }
 }
 

@@ -55,7 +55,7 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
             (Some(demo), url)
         }
     };
-    let scorer: Arc<dyn Scorer> = Arc::new(InProcessScorer::served_at(engine, format!("http://{}", inference.addr)));
+    let scorer: Arc<dyn Scorer> = Arc::new(InProcessScorer::served_at(engine.clone(), format!("http://{}", inference.addr)));
     let gate = Arc::new(Gate::new(GateParts {
         mode: SharedMode::new(args.proxy.mode.mode),
         threshold: args.inference.engine.threshold,
@@ -65,6 +65,8 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
         audit: open_audit(&args.proxy.audit_log)?,
         sse_keepalive: std::time::Duration::from_secs(args.proxy.sse_keepalive_secs),
     }));
+    // One gate serves every door: the policy file applies to all of them.
+    follow_policy(args.proxy.policy_file.as_deref(), &gate, Some(engine))?;
     let proxy = Arc::new(crate::proxy::Proxy::with_gate(&args.proxy, &target, gate.clone(), &limits));
     let proxy = serve_proxy(&args.proxy, proxy, limits.clone())?;
     // nginx / Envoy usually run beside Rampart: loopback is trusted for their forwarded
@@ -78,6 +80,8 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
         body_limit: args.proxy.body_limit,
         on_scoring_error: args.proxy.on_scoring_error,
         policy: args.proxy.policy.clone(),
+        // The shared gate already follows the file.
+        policy_file: None,
     };
     let door = || AdapterDoor::new(&adapter_options, gate.clone(), limits.budget.clone());
     let auth = spawn_auth(args.auth_addr, limits.gate.clone(), Arc::new(AuthAdapter::new(door())))?;
