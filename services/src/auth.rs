@@ -26,6 +26,10 @@ use crate::waf_headers::stamp;
 /// order of preference.
 const METHOD_HEADERS: [&str; 2] = ["x-original-method", "x-forwarded-method"];
 const URI_HEADERS: [&str; 3] = ["x-original-uri", "x-forwarded-uri", "x-original-url"];
+/// The client's Host, for the policy's host scopes: nginx's subrequest carries the adapter's own
+/// Host, so the original travels in one of these (still scored like any header); plain `host`
+/// last, for callers that forward it unchanged.
+const HOST_HEADERS: [&str; 3] = ["x-original-host", "x-forwarded-host", "host"];
 const CONTENT_TYPE_HEADERS: [&str; 2] = ["x-original-content-type", "content-type"];
 
 pub struct AuthAdapter {
@@ -124,7 +128,8 @@ impl AuthAdapter {
             preset: None,
             demo: None,
         };
-        let ruling = self.door.gate.inspect(summary).await;
+        let host = first_header(&parts.headers, &HOST_HEADERS).map(|(_, v)| v).unwrap_or_default();
+        let ruling = self.door.gate.inspect_at(summary, &host).await;
 
         // nginx's auth_request knows 2xx, 401 and 403 only: a refusal (fail-closed) is a 403
         // whose body says why.

@@ -24,8 +24,9 @@ async fn run(command: Command, drain: std::time::Duration) -> ExitCode {
     match command {
         Command::Inference(args) => serve("inference", start_inference(&args).map(|r| vec![r]), drain).await,
         Command::Proxy(args) => {
+            let scheme = if args.proxy.tls.enabled() { "https" } else { "http" };
             let started = start_proxy(&args).map(|server| {
-                eprintln!("rampart proxy: listening on http://{} in {} mode", server.running.addr, server.proxy.mode().as_str());
+                eprintln!("rampart proxy: listening on {scheme}://{} in {} mode", server.running.addr, server.proxy.mode().as_str());
                 vec![server.running]
             });
             serve("proxy", started, drain).await
@@ -34,7 +35,8 @@ async fn run(command: Command, drain: std::time::Duration) -> ExitCode {
             let started = start_up(&args).map(|stack| {
                 let proxy = stack.proxy.running.addr;
                 let local = if proxy.ip().is_unspecified() { format!("127.0.0.1:{}", proxy.port()) } else { proxy.to_string() };
-                eprintln!("rampart up: proxy        http://{local}  ({} mode)", stack.proxy.proxy.mode().as_str());
+                let scheme = if args.proxy.tls.enabled() { "https" } else { "http" };
+                eprintln!("rampart up: proxy        {scheme}://{local}  ({} mode)", stack.proxy.proxy.mode().as_str());
                 match &stack.demo {
                     Some(demo) => eprintln!("rampart up: demo app     http://{}  (behind the proxy; TARGET_URL unset)", demo.addr),
                     None => eprintln!("rampart up: upstream     {}", args.proxy.target_url.as_ref().map(|u| u.to_string()).unwrap_or_default()),

@@ -5,6 +5,7 @@
 mod common;
 mod policy_fixtures;
 
+use clap::Parser;
 use std::process::Command;
 
 use common::proxy::{send, upstream};
@@ -130,4 +131,40 @@ fn policy_explain_names_the_scopes_that_apply() {
     assert!(text.contains("mode: shadow") && text.contains("rule script-tag in query:q"), "{text}");
     let text = explain(&["DELETE", "/search", "--host", "live.shadow.test"]);
     assert!(text.contains("deciding scope: exact-host-active") && text.contains("exclusions: none"), "{text}");
+}
+
+/// The auth adapter judges under the same scopes: nginx's subrequest carries the adapter's own
+/// Host, so the client's host arrives in X-Original-Host (deploy/nginx/auth-request.conf).
+#[tokio::test(flavor = "multi_thread")]
+async fn the_auth_adapter_resolves_host_scopes_from_x_original_host() {
+    let dir = test_dir("auth-hosts");
+    let policy = dir.join("policy.toml");
+    write_policy(&policy, POLICY);
+    let argv = ["rampart", "auth", "--auth-addr", "127.0.0.1:0", "--auth-metrics-addr", "127.0.0.1:0", "--audit-log", "off"];
+    let policy_arg = policy.to_str().unwrap();
+    let argv = argv.into_iter().chain(["--mode", "active", "--no-models", "--policy", policy_arg]);
+    let auth = match services::cli::Cli::parse_from(argv).command {
+        services::cli::Command::Auth(args) => services::run::start_auth(&args).expect("auth adapter starts"),
+        _ => unreachable!(),
+    };
+    let check = |host: &str| {
+        hyper::Request::builder()
+            .method(hyper::Method::POST)
+            .uri("/_waf/check")
+            .header("host", "waf-adapter")
+            .header("x-original-method", "GET")
+            .header("x-original-uri", format!("/page?name={SCRIPT}"))
+            .header("x-original-host", host)
+            .body(http_body_util::Full::new(bytes::Bytes::new()))
+            .unwrap()
+    };
+    // A host under the shadow wildcard: passed (200), marked as would-have-killed.
+    let reply = send(auth.running.addr, check("a.shadow.test")).await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    // The exact host that switches back to active: refused.
+    let reply = send(auth.running.addr, check("live.shadow.test")).await;
+    assert_eq!(reply.status, 403, "{:?}", reply.body);
+    // No scope matches another host: the flags' active mode refuses.
+    let reply = send(auth.running.addr, check("shop.test")).await;
+    assert_eq!(reply.status, 403, "{:?}", reply.body);
 }
