@@ -17,6 +17,7 @@ use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 use serde::{Deserialize, Serialize};
 
+use scoring::exclusion::ScoringScope;
 use scoring::model::ModelError;
 use scoring::{Engine, ScoreContext, ScoreInput};
 
@@ -138,21 +139,26 @@ impl InProcessScorer {
     }
 }
 
+/// Scores `query` with the engine in this process, under a policy scope's engine settings
+/// (sensitivity, detectors off, exclusions) when one is given. No deadline is named: the
+/// engine's own (WAF_SCORING_DEADLINE_MS) applies.
+pub async fn score_in_process(engine: &Engine, query: &ScoreQuery, scope: Option<Arc<ScoringScope>>) -> Verdict {
+    let input = ScoreInput { request_text: &query.request_text, headers: &query.headers };
+    let mut context = ScoreContext::new(query.client.clone(), None);
+    context.scope = scope;
+    let all = engine.score_all_with(&input, &context).await;
+    Verdict {
+        score: all.score,
+        reason: all.reason,
+        detector: all.detector.to_string(),
+        incomplete: all.model_error.as_ref().map(|e| missing_model_code(e).to_string()),
+        partial: join_partial(&query.partial, &all.partial),
+    }
+}
+
 impl Scorer for InProcessScorer {
     fn score<'a>(&'a self, query: &'a ScoreQuery) -> ScoreFuture<'a> {
-        Box::pin(async move {
-            let input = ScoreInput { request_text: &query.request_text, headers: &query.headers };
-            // No deadline named: the engine's own (WAF_SCORING_DEADLINE_MS) applies.
-            let context = ScoreContext::new(query.client.clone(), None);
-            let all = self.engine.score_all_with(&input, &context).await;
-            Ok(Verdict {
-                score: all.score,
-                reason: all.reason,
-                detector: all.detector.to_string(),
-                incomplete: all.model_error.as_ref().map(|e| missing_model_code(e).to_string()),
-                partial: join_partial(&query.partial, &all.partial),
-            })
-        })
+        Box::pin(async move { Ok(score_in_process(&self.engine, query, None).await) })
     }
 
     fn location(&self) -> String {

@@ -12,7 +12,6 @@
 
 mod mode;
 mod ruling;
-mod scoped;
 mod summary;
 
 use std::sync::{Arc, OnceLock};
@@ -194,9 +193,13 @@ impl Gate {
         ruling
     }
 
+    /// A scope that changes what the engine does (sensitivity, detectors off, exclusions) is
+    /// scored by the in-process engine with the scope in its context. Without an engine in the
+    /// process (INFERENCE_URL) these settings cannot travel and the plain scorer answers; the
+    /// process warns once when a policy asks for them.
     async fn score(&self, scored: &crate::scorer::ScoreQuery, resolved: &Resolved) -> Result<Verdict, crate::scorer::ScoreError> {
         match (&resolved.scoring, self.engine.get()) {
-            (Some(scope), Some(engine)) => scoped::score(engine, scored, scope).await,
+            (Some(scope), Some(engine)) => Ok(crate::scorer::score_in_process(engine, scored, Some(scope.clone())).await),
             _ => self.scorer.score(scored).await,
         }
     }

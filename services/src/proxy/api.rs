@@ -227,7 +227,11 @@ async fn add_exclusion(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) ->
     };
     let text = format!("{current}{proposal}");
     let set = PolicySet::parse(&text, proxy.gate.baseline()).map_err(ApiError::InvalidRequest)?;
-    std::fs::write(&path, &text).map_err(|e| ApiError::Unavailable(format!("cannot write the policy file {}: {e}", path.display())))?;
+    // A new file renamed over the old one: the file watcher never reads a half-written policy.
+    let staged = path.with_extension("rampart-new");
+    std::fs::write(&staged, &text)
+        .and_then(|()| std::fs::rename(&staged, &path))
+        .map_err(|e| ApiError::Unavailable(format!("cannot write the policy file {}: {e}", path.display())))?;
     proxy.gate.install_policy(set.with_source(path));
     tracing::warn!(event_id, peer = %conn.peer, "exclusion added to the policy file");
     Ok(boxed(json_response(StatusCode::CREATED, &serde_json::json!({ "applied": true, "proposal": proposal }))))

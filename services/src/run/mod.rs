@@ -75,20 +75,9 @@ impl Running {
     }
 }
 
-/// Serves `handler` on `addr` on a background task, admitting connections through `gate`.
-fn spawn_server<H, Fut, O, B>(addr: SocketAddr, gate: Arc<net::ConnGate>, handler: H) -> Result<Running, StartError>
-where
-    H: Fn(hyper::Request<hyper::body::Incoming>, net::ConnInfo) -> Fut + Clone + Send + Sync + 'static,
-    Fut: std::future::Future<Output = O> + Send + 'static,
-    O: Into<net::Outcome<B>> + 'static,
-    B: hyper::body::Body<Data = bytes::Bytes> + Send + Unpin + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
-{
-    spawn_tls_server(addr, None, gate, handler)
-}
-
-/// [`spawn_server`], terminating TLS when `tls` is given.
-fn spawn_tls_server<H, Fut, O, B>(
+/// Serves `handler` on `addr` on a background task, admitting connections through `gate`,
+/// terminating TLS when `tls` is given.
+fn spawn_server<H, Fut, O, B>(
     addr: SocketAddr,
     tls: Option<net::TlsServer>,
     gate: Arc<net::ConnGate>,
@@ -123,7 +112,7 @@ pub fn start_inference_with(
     gate: Arc<net::ConnGate>,
 ) -> Result<Running, StartError> {
     let service = Arc::new(InferenceService::new(engine, max_body_bytes));
-    spawn_server(addr, gate, move |req, _conn| {
+    spawn_server(addr, None, gate, move |req, _conn| {
         let service = service.clone();
         async move { service.handle(req).await }
     })
@@ -224,7 +213,7 @@ pub fn start_auth(args: &AuthArgs) -> Result<AuthServer, StartError> {
     let gate = DecisionSettings { mode: &args.mode, adapter: &args.adapter, scorer: &args.scorer }.gate(metrics.clone())?;
     let door = AdapterDoor::new(&args.adapter, gate, limits.budget.clone());
     let running = spawn_auth(args.addr, limits.gate.clone(), Arc::new(AuthAdapter::new(door)))?;
-    let metrics = spawn_server(args.metrics_addr, limits.gate, move |req, _conn| {
+    let metrics = spawn_server(args.metrics_addr, None, limits.gate, move |req, _conn| {
         let metrics = metrics.clone();
         async move { management_response(&req, &metrics) }
     })?;
@@ -249,7 +238,7 @@ pub fn start_extproc(args: &ExtprocArgs) -> Result<ExtprocServer, StartError> {
 }
 
 fn spawn_auth(addr: SocketAddr, gate: Arc<net::ConnGate>, adapter: Arc<AuthAdapter>) -> Result<Running, StartError> {
-    spawn_server(addr, gate, move |req, conn| {
+    spawn_server(addr, None, gate, move |req, conn| {
         let adapter = adapter.clone();
         async move { adapter.handle(req, conn).await }
     })
@@ -258,7 +247,7 @@ fn spawn_auth(addr: SocketAddr, gate: Arc<net::ConnGate>, adapter: Arc<AuthAdapt
 /// The ext_proc HTTP port; under `rampart up` also the one management listener (its metrics
 /// registry is shared by every component there).
 fn spawn_extproc_http(addr: SocketAddr, gate: Arc<net::ConnGate>, service: Arc<ExtprocService>) -> Result<Running, StartError> {
-    spawn_server(addr, gate, move |req, _conn| {
+    spawn_server(addr, None, gate, move |req, _conn| {
         let service = service.clone();
         async move { crate::extproc::management::handle(&service, &req) }
     })
@@ -325,6 +314,6 @@ pub fn start_proxy_limited(options: &ProxyOptions, parts: ProxyParts, limits: Pr
 fn serve_proxy(options: &ProxyOptions, proxy: Arc<Proxy>, limits: ProcessLimits) -> Result<ProxyServer, StartError> {
     let handler_proxy = proxy.clone();
     let tls = options.tls.server()?;
-    let running = spawn_tls_server(options.addr, tls, limits.gate.clone(), move |req, conn| handler_proxy.clone().handle(req, conn))?;
+    let running = spawn_server(options.addr, tls, limits.gate.clone(), move |req, conn| handler_proxy.clone().handle(req, conn))?;
     Ok(ProxyServer { running, proxy, limits })
 }

@@ -20,7 +20,7 @@ use crate::scorer::InProcessScorer;
 /// The demo upstream on its own listener.
 pub fn start_demo(addr: SocketAddr) -> Result<Running, StartError> {
     // The demo upstream's only client is the proxy: its own default limits.
-    spawn_server(addr, ProcessLimits::unobserved().gate, |req, _conn| crate::demo::handle(req))
+    spawn_server(addr, None, ProcessLimits::unobserved().gate, |req, _conn| crate::demo::handle(req))
 }
 
 /// Everything `rampart up` runs, in start order.
