@@ -140,10 +140,11 @@ fn start_up_errors_name_the_setting() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("WAF_AUDIT_LOG"), "{stderr}");
 
-    let out = rampart().args(["proxy", "--target-url", "https://app.internal"]).output().unwrap();
+    // http:// and https:// upstreams are served (docs/PROXY.md "TLS"); any other scheme is not.
+    let out = rampart().args(["proxy", "--proxy-addr", "127.0.0.1:0", "--target-url", "ftp://app.internal"]).output().unwrap();
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("TARGET_URL") && stderr.contains("https"), "{stderr}");
+    assert!(stderr.contains("TARGET_URL") && stderr.contains("https://"), "{stderr}");
 
     for command in [&["proxy", "--target-url", "http://127.0.0.1:9"][..], &["auth"], &["extproc"]] {
         let out = rampart().env("WAF_MODE", "blocking").args(command).output().unwrap();
