@@ -4,6 +4,7 @@
 //! Blocking std code on purpose: callers run it from a plain thread or `spawn_blocking`.
 
 pub mod cpu;
+pub mod logged;
 pub mod nginx;
 pub mod process;
 pub mod tempdir;

@@ -14,13 +14,12 @@ pub struct Nginx {
     pub prefix: PathBuf,
 }
 
-/// The lines every private instance needs: its own pid file, error log and temp paths under
-/// `prefix`, in the foreground. `events` and `http` blocks are the caller's.
+/// The lines every private instance needs: its own pid file and error log under `prefix`.
+/// No `daemon` line: [`Nginx::start`] keeps every instance in the foreground with `-g`, so the
+/// operator configs of deploy/nginx/ (which have none) run unchanged.
 pub fn preamble(prefix: &Path, workers: &str) -> String {
     let p = prefix.display();
-    format!(
-        "daemon off;\nmaster_process on;\nworker_processes {workers};\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\nevents {{ worker_connections 4096; }}\n"
-    )
+    format!("master_process on;\nworker_processes {workers};\npid {p}/nginx.pid;\nerror_log {p}/error.log warn;\nevents {{ worker_connections 4096; }}\n")
 }
 
 /// `http` block settings that keep a private instance off the packaged paths, without
@@ -32,6 +31,18 @@ pub fn http_common(prefix: &Path) -> String {
     )
 }
 
+/// A one-worker nginx answering `200 ok` (3 bytes) on every path, on a free loopback port: an
+/// upstream that is never what limits a benchmark.
+pub fn static_upstream(prefix: &Path) -> Result<(Nginx, SocketAddr), KitError> {
+    let listen = SocketAddr::from(([127, 0, 0, 1], crate::free_port()));
+    let config = format!(
+        "{}http {{\n{}    server {{\n        listen {listen};\n        client_body_buffer_size 64k;\n        location / {{ default_type text/plain; return 200 \"ok\\n\"; }}\n    }}\n}}\n",
+        preamble(prefix, "1"),
+        http_common(prefix)
+    );
+    Ok((Nginx::start(prefix, &config, listen)?, listen))
+}
+
 impl Nginx {
     /// Writes `config` to `prefix/nginx.conf`, checks it, starts nginx and waits (10 s) until
     /// it accepts on `probe`.
@@ -40,7 +51,7 @@ impl Nginx {
         std::fs::write(&conf, config).map_err(KitError::io(format!("writing {}", conf.display())))?;
         let command = |extra: &[&str]| {
             let mut cmd = Command::new("nginx");
-            cmd.arg("-p").arg(prefix).arg("-c").arg(&conf).arg("-e").arg(prefix.join("error.log")).args(extra);
+            cmd.arg("-p").arg(prefix).arg("-c").arg(&conf).arg("-e").arg(prefix.join("error.log")).args(["-g", "daemon off;"]).args(extra);
             cmd
         };
         let test = command(&["-t", "-q"]).output().map_err(|source| KitError::Missing { tool: "nginx", source })?;

@@ -83,7 +83,7 @@ fn run(args: &Args) -> Result<(), KitError> {
     }
     let cert = peers::write_cert(tmp.path())?;
     let upstream_dir = tmp.sub("upstream").map_err(KitError::io("creating the upstream prefix"))?;
-    let (_upstream, upstream) = peers::start_upstream(&upstream_dir)?;
+    let (_upstream, upstream) = testkit::nginx::static_upstream(&upstream_dir)?;
     let baseline_dir = tmp.sub("baseline").map_err(KitError::io("creating the baseline prefix"))?;
     let baseline = peers::start_baseline(&baseline_dir, &args.nginx_workers, upstream, &cert)?;
     log(&format!("upstream nginx on {upstream}, baseline nginx on {} (TLS {})", baseline.plain, baseline.tls));

@@ -5,9 +5,10 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
+use testkit::logged::LoggedChild;
 use testkit::nginx::{self, Nginx};
 use testkit::{free_port, KitError};
 
@@ -30,16 +31,6 @@ fn loopback(port: u16) -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], port))
 }
 
-pub fn start_upstream(prefix: &Path) -> Result<(Nginx, SocketAddr), KitError> {
-    let listen = loopback(free_port());
-    let config = format!(
-        "{}http {{\n{}    server {{\n        listen {listen};\n        client_body_buffer_size 64k;\n        location / {{ default_type text/plain; return 200 \"ok\\n\"; }}\n    }}\n}}\n",
-        nginx::preamble(prefix, "1"),
-        nginx::http_common(prefix)
-    );
-    Ok((Nginx::start(prefix, &config, listen)?, listen))
-}
-
 /// The baseline: nginx as a bare reverse proxy to `upstream`, keep-alive both sides.
 pub struct Baseline {
     pub nginx: Nginx,
@@ -59,11 +50,10 @@ pub fn start_baseline(prefix: &Path, workers: &str, upstream: SocketAddr, cert: 
     Ok(Baseline { nginx: Nginx::start(prefix, &config, plain)?, plain, tls })
 }
 
-/// One `rampart proxy` child, its log in a file, killed on drop.
+/// One `rampart proxy` child (log in the temp dir, killed on drop).
 pub struct Rampart {
-    child: Child,
+    pub child: LoggedChild,
     pub addr: SocketAddr,
-    pub log: PathBuf,
 }
 
 pub struct RampartSpec<'a> {
@@ -82,8 +72,6 @@ impl Rampart {
     /// health check and passes a benign GET / to the upstream with 200 (models loaded).
     pub fn start(spec: &RampartSpec) -> Result<Rampart, KitError> {
         let addr = loopback(free_port());
-        let log = spec.log_dir.join(format!("{}.log", spec.name));
-        let log_file = std::fs::File::create(&log).map_err(KitError::io(format!("creating {}", log.display())))?;
         let mut cmd = Command::new(spec.binary);
         cmd.args(["proxy", "--proxy-addr", &addr.to_string(), "--target-url", &format!("http://{}", spec.upstream)]);
         cmd.args(["--mode", "active", "--audit-log", "off"]);
@@ -91,55 +79,14 @@ impl Rampart {
             cmd.arg("--tls-cert").arg(&cert.cert).arg("--tls-key").arg(&cert.key);
         }
         cmd.args(spec.extra);
-        let stderr = log_file.try_clone().map_err(KitError::io("duplicating the log handle"))?;
-        let child = cmd
-            .stdin(Stdio::null())
-            .stdout(log_file)
-            .stderr(stderr)
-            .spawn()
-            .map_err(KitError::io(format!("starting {}", spec.binary.display())))?;
-        let mut rampart = Rampart { child, addr, log };
+        let mut child = LoggedChild::spawn(spec.name, cmd, spec.log_dir)?;
         let scheme = if spec.cert.is_some() { "https" } else { "http" };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        for path in ["/_waf/health", "/"] {
-            let url = format!("{scheme}://{addr}{path}");
-            loop {
-                if status(&url) == Some(200) {
-                    break;
-                }
-                if let Ok(Some(exit)) = rampart.child.try_wait() {
-                    return Err(KitError::failed(format!("{} exited with {exit} before answering {url}", spec.name), rampart.log_tail()));
-                }
-                if Instant::now() >= deadline {
-                    return Err(KitError::failed(format!("{} did not answer {url} with 200 within 60 s", spec.name), rampart.log_tail()));
-                }
-                std::thread::sleep(Duration::from_millis(200));
-            }
-        }
-        Ok(rampart)
+        child.wait_200(&format!("{scheme}://{addr}/_waf/health"), Duration::from_secs(60))?;
+        child.wait_200(&format!("{scheme}://{addr}/"), Duration::from_secs(30))?;
+        Ok(Rampart { child, addr })
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.child.pid()
     }
-
-    fn log_tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(40)..].join("\n")
-    }
-}
-
-impl Drop for Rampart {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The status of GET `url` through curl (it speaks TLS without a client here); None when
-/// nothing answers.
-fn status(url: &str) -> Option<u16> {
-    let out = Command::new("curl").args(["-sk", "-o", "/dev/null", "--max-time", "2", "-w", "%{http_code}", url]).output().ok()?;
-    String::from_utf8_lossy(&out.stdout).trim().parse().ok().filter(|&code| code != 0)
 }
