@@ -101,7 +101,11 @@ impl Proxy {
                     client_tls: options.tls.enabled(),
                 },
             ),
-            websocket: websocket::Settings { inspect: options.ws_inspect, max_message: options.ws_max_message as usize },
+            websocket: websocket::Settings {
+                inspect: options.ws_inspect,
+                max_message: options.ws_max_message as usize,
+                budget: limits.budget.clone(),
+            },
         }
     }
 

@@ -3,6 +3,12 @@
 
 use super::frame::apply_mask;
 use super::reader::RawHeader;
+use crate::budget::Reservation;
+
+/// The partial slug of a message over WAF_WS_MAX_MESSAGE (the event's `partial`).
+pub const OVER_LIMIT: &str = "ws-message-limit";
+/// The partial slug of a message the process's body budget could not hold (the proxy's own).
+pub const OVER_BUDGET: &str = "body-budget";
 
 /// A frame whose bytes wait in [`Message::body`] for the verdict.
 struct Held {
@@ -20,20 +26,25 @@ pub struct Message {
     /// Frames are held until the verdict (a blocking mode); otherwise they are forwarded as
     /// they arrive and the message is scored when it is complete.
     holding: bool,
-    /// More than `limit` bytes came: the rest is relayed unscored (a partial verdict).
-    over_limit: bool,
+    /// More than `limit` bytes came, or the budget ran out: the rest is relayed unscored (a
+    /// partial verdict named by this slug).
+    over_limit: Option<&'static str>,
+    /// The body's bytes, taken from the process-wide buffered-body budget every front door
+    /// shares: many sockets each holding a message just under the limit cannot exhaust memory.
+    reservation: Reservation,
 }
 
 impl Message {
-    pub fn new(limit: usize, holding: bool) -> Self {
-        Message { body: Vec::new(), limit, held: Vec::new(), holding, over_limit: false }
+    pub fn new(limit: usize, holding: bool, reservation: Reservation) -> Self {
+        Message { body: Vec::new(), limit, held: Vec::new(), holding, over_limit: None, reservation }
     }
 
     pub fn holding(&self) -> bool {
         self.holding
     }
 
-    pub fn over_limit(&self) -> bool {
+    /// Why not all of the message is scored (a partial slug); None while it all fits.
+    pub fn over_limit(&self) -> Option<&'static str> {
         self.over_limit
     }
 
@@ -53,15 +64,20 @@ impl Message {
     /// the limit allows; returns how many bytes were kept. `true` in the second place the
     /// first time a byte does not fit: the message has just gone over the limit.
     pub fn take_in(&mut self, chunk: &[u8], key: [u8; 4], offset: u64) -> (usize, bool) {
-        if self.over_limit {
+        if self.over_limit.is_some() {
             return (0, false);
         }
-        let kept = chunk.len().min(self.limit - self.body.len());
+        let mut kept = chunk.len().min(self.limit - self.body.len());
+        if !self.reservation.grow(kept) {
+            kept = 0;
+            self.over_limit = Some(OVER_BUDGET);
+        } else if kept < chunk.len() {
+            self.over_limit = Some(OVER_LIMIT);
+        }
         let at = self.body.len();
         self.body.extend_from_slice(&chunk[..kept]);
         apply_mask(key, offset, &mut self.body[at..]);
-        self.over_limit = kept < chunk.len();
-        (kept, self.over_limit)
+        (kept, self.over_limit.is_some())
     }
 
     /// The held frames as the client sent them (headers unchanged, payloads masked again with
@@ -87,6 +103,7 @@ mod tests {
     use super::super::frame::{FrameHeader, Opcode};
     use super::super::reader::FrameReader;
     use super::*;
+    use crate::budget::BodyBudget;
 
     /// Client frames (masked) for `parts`, the first a text frame, the rest continuations.
     fn fragments(parts: &[&[u8]]) -> Vec<u8> {
@@ -103,9 +120,9 @@ mod tests {
     }
 
     /// Feeds `wire` through a message the way the relay does, in reads of `chunk` bytes.
-    async fn assemble(wire: &[u8], limit: usize, chunk: usize) -> (Message, bool) {
+    async fn assemble(wire: &[u8], limit: usize, budget: usize, chunk: usize) -> (Message, bool) {
         let mut reader = FrameReader::new(wire);
-        let mut message = Message::new(limit, true);
+        let mut message = Message::new(limit, true, BodyBudget::new(budget).reserve());
         let mut went_over = false;
         while let Some((header, raw)) = reader.header().await.unwrap() {
             let key = header.mask.unwrap();
@@ -124,7 +141,7 @@ mod tests {
     async fn fragments_reassemble_and_are_released_as_sent() {
         let wire = fragments(&[b"' OR 1=1", b" UNION SELECT", b" password FROM users --"]);
         for chunk in [1, 3, 1024] {
-            let (mut message, over) = assemble(&wire, 1 << 20, chunk).await;
+            let (mut message, over) = assemble(&wire, 1 << 20, 1 << 20, chunk).await;
             assert!(!over);
             assert_eq!(message.scored(), b"' OR 1=1 UNION SELECT password FROM users --");
             assert_eq!(message.release(), wire, "the upstream gets the client's exact frames");
@@ -135,11 +152,21 @@ mod tests {
     #[tokio::test]
     async fn past_the_limit_only_the_prefix_is_kept() {
         let wire = fragments(&[b"abcdef", b"ghij"]);
-        let (mut message, over) = assemble(&wire, 8, 4).await;
-        assert!(over && message.over_limit());
+        let (mut message, over) = assemble(&wire, 8, 1 << 20, 4).await;
+        assert!(over);
+        assert_eq!(message.over_limit(), Some(OVER_LIMIT));
         assert_eq!(message.scored(), b"abcdefgh");
         // What is released is the held prefix: the rest follows as the client sent it.
         let released = message.release();
         assert_eq!(released, wire[..wire.len() - 2]);
+    }
+
+    #[tokio::test]
+    async fn the_process_budget_bounds_what_is_held() {
+        let wire = fragments(&[b"abcdef", b"ghij"]);
+        let (message, over) = assemble(&wire, 1 << 20, 7, 4).await;
+        assert!(over);
+        assert_eq!(message.over_limit(), Some(OVER_BUDGET));
+        assert_eq!(message.scored(), b"abcdef", "the chunk that did not fit is not kept");
     }
 }

@@ -40,7 +40,7 @@ impl Settings {
         let host = req.headers().get(HOST).and_then(|h| h.to_str().ok()).or_else(|| req.uri().authority().map(|a| a.as_str()));
         Some(Session {
             gate: gate.clone(),
-            settings: *self,
+            settings: self.clone(),
             host: host.unwrap_or("").to_string(),
             method: req.method().as_str().to_string(),
             path: req.uri().path().to_string(),

@@ -129,7 +129,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Inbound<R, W> {
             (Opcode::Continuation, Some(message)) => message,
             (Opcode::Continuation, None) => return Err(protocol(FrameError::StrayContinuation)),
             (_, Some(_)) => return Err(protocol(FrameError::InterleavedMessage)),
-            (_, None) => Message::new(self.session.settings.max_message, self.session.holds_messages()),
+            (_, None) => self.session.new_message(),
         };
         message.start_frame(raw, key);
         // Forwarded frames: the header goes with the first payload bytes, in one write.
@@ -150,7 +150,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Inbound<R, W> {
             }
             if went_over {
                 // The first byte past the limit: the prefix is judged now, as a partial verdict.
-                if let Next::Close(code) = self.session.judge(message.scored(), true).await {
+                if let Next::Close(code) = self.session.judge(message.scored(), message.over_limit()).await {
                     return Err(Stop::Close(code));
                 }
             }
@@ -174,8 +174,8 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Inbound<R, W> {
             self.message = Some(message);
             return Ok(());
         }
-        if !message.over_limit() {
-            if let Next::Close(code) = self.session.judge(message.scored(), false).await {
+        if message.over_limit().is_none() {
+            if let Next::Close(code) = self.session.judge(message.scored(), None).await {
                 return Err(Stop::Close(code));
             }
             if message.holding() {

@@ -5,6 +5,8 @@
 use std::sync::Arc;
 
 use super::frame::close_code;
+use super::message::Message;
+use crate::budget::BodyBudget;
 use crate::config::WsInspect;
 use crate::decision::{Cause, Effect, WafMode};
 use crate::gate::{Component, Gate, RequestSummary};
@@ -12,14 +14,13 @@ use crate::policy::ScopeMode;
 use crate::request_id::RequestId;
 use crate::scorer::{compose_request_text, ScoreQuery};
 
-/// The partial slug of a message over WAF_WS_MAX_MESSAGE (the event's `partial`).
-pub const OVER_LIMIT: &str = "ws-message-limit";
-
-/// The proxy's WebSocket settings (WAF_WS_INSPECT, WAF_WS_MAX_MESSAGE).
-#[derive(Clone, Copy, Debug)]
+/// The proxy's WebSocket settings (WAF_WS_INSPECT, WAF_WS_MAX_MESSAGE) and the buffered-body
+/// budget held messages draw on.
+#[derive(Clone)]
 pub struct Settings {
     pub inspect: WsInspect,
     pub max_message: usize,
+    pub budget: Arc<BodyBudget>,
 }
 
 /// One upgraded connection's facts, carried from the handshake to the relay in the request's
@@ -58,9 +59,15 @@ impl Session {
             }
     }
 
-    /// Scores one message (its first WAF_WS_MAX_MESSAGE bytes; `over_limit`: there were more)
-    /// and records its event: component `websocket`, the handshake's method, path and query.
-    pub(super) async fn judge(&self, message: &[u8], over_limit: bool) -> Next {
+    /// A message starts: its frames wait for the verdict when [`Self::holds_messages`].
+    pub(super) fn new_message(&self) -> Message {
+        Message::new(self.settings.max_message, self.holds_messages(), self.settings.budget.reserve())
+    }
+
+    /// Scores one message (what [`Message::scored`] kept; `partial` names why that is not all
+    /// of it) and records its event: component `websocket`, the handshake's method, path and
+    /// query.
+    pub(super) async fn judge(&self, message: &[u8], partial: Option<&'static str>) -> Next {
         let id = RequestId::next();
         // A message that looks like JSON is scored as a JSON body (field by field, like a JSON
         // API's POST); if it does not parse the engine falls back to the raw text. Anything else
@@ -75,9 +82,7 @@ impl Session {
         // picks the opcode, so scoring text frames alone would be a one-bit bypass.
         let text = compose_request_text(&self.method, &self.path, "", message);
         let mut scored = ScoreQuery::with_headers(text, headers.iter().copied());
-        if over_limit {
-            scored.partial.push(OVER_LIMIT.into());
-        }
+        scored.partial.extend(partial.map(String::from));
         let summary = RequestSummary {
             request_id: &id,
             component: Component::Websocket,
