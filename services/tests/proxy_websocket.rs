@@ -318,6 +318,27 @@ async fn binary_messages_are_scored_too() {
     assert!(echo.received().is_empty());
 }
 
+#[tokio::test]
+async fn policy_scopes_of_the_handshake_route_apply_to_its_messages() {
+    let echo = echo_server().await;
+    // The process is in shadow mode; the file makes /chat active and /quiet unscored.
+    let proxy = start_proxy(echo.addr, &["--mode", "shadow"]);
+    let gate = proxy.server.proxy.gate();
+    let policy = "[[scope]]\npath = \"/chat\"\nmode = \"active\"\n\n[[scope]]\npath = \"/quiet\"\nmode = \"off\"\n";
+    gate.install_policy(services::policy::PolicySet::parse(policy, gate.baseline()).unwrap());
+
+    let mut ws = connect(proxy.addr).await;
+    let answer = round_trip(&mut ws, SQLI_MESSAGE).await;
+    assert_eq!(close_code(&answer), Some(CloseCode::Policy), "the active scope holds and closes: {answer:?}");
+    assert!(echo.received().is_empty());
+    assert_eq!(nth_websocket_event(&proxy, 1).await["action"], "active_kill");
+
+    let (mut quiet, _) = tokio_tungstenite::connect_async(format!("ws://{}/quiet", proxy.addr)).await.unwrap();
+    assert_eq!(round_trip(&mut quiet, SQLI_MESSAGE).await, Message::text(SQLI_MESSAGE));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(websocket_events(&proxy).await.len(), 1, "a scope with mode off scores nothing");
+}
+
 /// A handshake written by hand on a raw socket, so that the frames after it can be malformed.
 async fn raw_upgrade(addr: SocketAddr) -> tokio::net::TcpStream {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
