@@ -10,6 +10,11 @@ pub const OVER_LIMIT: &str = "ws-message-limit";
 /// The partial slug of a message the process's body budget could not hold (the proxy's own).
 pub const OVER_BUDGET: &str = "body-budget";
 
+/// Frames one held message may have: fragments cost memory beyond their payload (a held header
+/// each) and zero-length ones none of the limit, so their number is bounded too. Real clients
+/// send a message in one frame or in fragments of kilobytes.
+pub const MAX_HELD_FRAMES: usize = 4096;
+
 /// A frame whose bytes wait in [`Message::body`] for the verdict.
 struct Held {
     header: RawHeader,
@@ -53,11 +58,19 @@ impl Message {
         &self.body
     }
 
-    /// A frame of this message starts; while holding its header waits with the payload.
-    pub fn start_frame(&mut self, header: RawHeader, key: [u8; 4]) {
-        if self.holding {
-            self.held.push(Held { header, key, start: self.body.len() });
+    /// A frame of this message starts; while holding its header waits with the payload. `true`
+    /// when it is one frame more than [`MAX_HELD_FRAMES`]: the message is over its limit and
+    /// this frame is not held (the caller judges, releases, and forwards it itself).
+    pub fn start_frame(&mut self, header: RawHeader, key: [u8; 4]) -> bool {
+        if !self.holding {
+            return false;
         }
+        if self.held.len() == MAX_HELD_FRAMES {
+            self.over_limit = Some(OVER_LIMIT);
+            return true;
+        }
+        self.held.push(Held { header, key, start: self.body.len() });
+        false
     }
 
     /// Keeps the unmasked copy of `chunk` (`offset` bytes into its frame's payload) as far as
@@ -110,7 +123,7 @@ mod tests {
         let mut wire = Vec::new();
         for (i, part) in parts.iter().enumerate() {
             let opcode = if i == 0 { Opcode::Text } else { Opcode::Continuation };
-            let key = [i as u8 + 1, 0x5A, 0xA5, 0x3C];
+            let key = [(i as u8).wrapping_add(1), 0x5A, 0xA5, 0x3C];
             FrameHeader { fin: i + 1 == parts.len(), rsv: 0, opcode, mask: Some(key), len: part.len() as u64 }.encode(&mut wire);
             let at = wire.len();
             wire.extend_from_slice(part);
@@ -126,7 +139,7 @@ mod tests {
         let mut went_over = false;
         while let Some((header, raw)) = reader.header().await.unwrap() {
             let key = header.mask.unwrap();
-            message.start_frame(raw, key);
+            went_over |= message.start_frame(raw, key);
             let mut offset = 0;
             while offset < header.len {
                 let bytes = reader.payload(chunk.min((header.len - offset) as usize)).await.unwrap();
@@ -168,5 +181,14 @@ mod tests {
         assert!(over);
         assert_eq!(message.over_limit(), Some(OVER_BUDGET));
         assert_eq!(message.scored(), b"abcdef", "the chunk that did not fit is not kept");
+    }
+
+    #[tokio::test]
+    async fn empty_fragments_count_against_the_limit() {
+        let empty: Vec<&[u8]> = vec![b""; MAX_HELD_FRAMES + 2];
+        let (mut message, over) = assemble(&fragments(&empty), 1 << 20, 1 << 20, 1024).await;
+        assert!(over);
+        assert_eq!(message.over_limit(), Some(OVER_LIMIT));
+        assert_eq!(message.release().len(), MAX_HELD_FRAMES * 6, "headers of the held frames only");
     }
 }

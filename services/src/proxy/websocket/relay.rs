@@ -131,7 +131,13 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> Inbound<R, W> {
             (_, Some(_)) => return Err(protocol(FrameError::InterleavedMessage)),
             (_, None) => self.session.new_message(),
         };
-        message.start_frame(raw, key);
+        if message.start_frame(raw, key) {
+            // Too many fragments to hold: judged as over the limit before this frame goes on.
+            if let Next::Close(code) = self.session.judge(message.scored(), message.over_limit()).await {
+                return Err(Stop::Close(code));
+            }
+            self.upstream.write_all(&message.release()).await?;
+        }
         // Forwarded frames: the header goes with the first payload bytes, in one write.
         let mut header_unsent = (!message.holding()).then_some(raw);
         let mut offset = 0u64;
