@@ -82,7 +82,7 @@ mod tests {
     #[test]
     fn bad_values_name_the_setting() {
         // (argv after `rampart`, words the message must hold)
-        let cases: [(&[&str], &[&str]); 11] = [
+        let cases: [(&[&str], &[&str]); 13] = [
             (&["inference", "--threshold", "1.5"], &["WAF_THRESHOLD"]),
             (&["inference", "--inference-addr", "nope"], &["INFERENCE_ADDR"]),
             (&["auth", "--mode", "blocking"], &["WAF_MODE", "shadow", "active"]),
@@ -94,6 +94,8 @@ mod tests {
             (&["auth", "--on-body-budget", "drop"], &["WAF_ON_BODY_BUDGET", "score-partial"]),
             (&["inference", "--sensitivity", "5"], &["WAF_SENSITIVITY"]),
             (&["extproc", "--max-header-bytes", "100"], &["WAF_MAX_HEADER_BYTES"]),
+            (&["proxy", "--ws-inspect", "block"], &["WAF_WS_INSPECT", "close", "score", "off"]),
+            (&["proxy", "--ws-max-message", "0"], &["WAF_WS_MAX_MESSAGE"]),
         ];
         for (args, words) in cases {
             let err = Cli::try_parse_from(std::iter::once("rampart").chain(args.iter().copied())).unwrap_err().to_string();

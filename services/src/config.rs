@@ -366,6 +366,25 @@ pub struct ProxyOptions {
     pub limits: crate::limits::LimitArgs,
     #[command(flatten)]
     pub tls: crate::tls_args::TlsArgs,
+    /// WebSocket messages from the client after the handshake (docs/PROXY.md).
+    #[arg(long = "ws-inspect", env = "WAF_WS_INSPECT", value_name = "WAF_WS_INSPECT", value_enum, default_value = "close")]
+    pub ws_inspect: WsInspect,
+    /// Bytes of one WebSocket message reassembled and scored; past it the verdict is partial
+    /// (WAF_ON_PARTIAL: `block` closes with 1009, `pass` relays the rest unscored).
+    #[arg(long = "ws-max-message", env = "WAF_WS_MAX_MESSAGE", value_name = "WAF_WS_MAX_MESSAGE", default_value = "1048576", value_parser = clap::value_parser!(u64).range(1..=(64 << 20)))]
+    pub ws_max_message: u64,
+}
+
+/// What the proxy does with the messages of an accepted WebSocket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum WsInspect {
+    /// Score every client message; one the gate blocks closes the client with 1008 and never
+    /// reaches the upstream
+    Close,
+    /// Score and record every client message, never close
+    Score,
+    /// Plain byte tunnel: messages are not scored (a bypass for anything sent over it)
+    Off,
 }
 
 #[derive(Clone, Debug, Args)]

@@ -12,6 +12,8 @@ pub enum Component {
     Proxy,
     Auth,
     Extproc,
+    /// A message on a WebSocket the proxy relays (its event has the handshake's path).
+    Websocket,
 }
 
 impl Component {
@@ -20,6 +22,7 @@ impl Component {
             Component::Proxy => "proxy",
             Component::Auth => "auth",
             Component::Extproc => "extproc",
+            Component::Websocket => "websocket",
         }
     }
 }

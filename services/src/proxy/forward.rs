@@ -1,6 +1,6 @@
 //! Forwarding to the upstream: a pooled HTTP/1.1 client (plain or TLS by TARGET_URL's
 //! scheme), RFC 9110 hop-by-hop handling, the X-Forwarded-* headers, and the WebSocket
-//! tunnel once a scored handshake is accepted by the upstream.
+//! relay ([`super::websocket`]) once a scored handshake is accepted by the upstream.
 
 use std::net::IpAddr;
 use std::time::Duration;
@@ -11,7 +11,7 @@ use hyper::upgrade::OnUpgrade;
 use hyper::{HeaderMap, Request, Response, Uri, Version};
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioExecutor;
 
 use super::body::ReplayBody;
 pub use crate::errors::UpstreamError;
@@ -72,20 +72,6 @@ pub fn reopen_upgrade<B>(mut resp: Response<B>, websocket: bool) -> Response<B> 
         resp.headers_mut().insert(UPGRADE, HeaderValue::from_static("websocket"));
     }
     resp
-}
-
-/// Copies bytes both ways between the client and the upstream until either side closes.
-/// The frames are not scored; the handshake was.
-async fn tunnel(client: OnUpgrade, upstream: OnUpgrade) {
-    match tokio::try_join!(client, upstream) {
-        Ok((client, upstream)) => {
-            let (mut client, mut upstream) = (TokioIo::new(client), TokioIo::new(upstream));
-            if let Err(err) = tokio::io::copy_bidirectional(&mut client, &mut upstream).await {
-                tracing::debug!(error = %err, "WebSocket tunnel closed with error");
-            }
-        }
-        Err(err) => tracing::debug!(error = %err, "WebSocket upgrade did not complete"),
-    }
 }
 
 pub struct Upstream {
@@ -187,14 +173,15 @@ impl Upstream {
     }
 
     /// Sends the request; the response body streams back untouched. A WebSocket handshake
-    /// the upstream accepts (101) starts the tunnel between the two upgraded connections.
+    /// the upstream accepts (101) starts the relay between the two upgraded connections.
     pub async fn send(&self, mut req: Request<ReplayBody>) -> Result<Response<Incoming>, UpstreamError> {
         let client_upgrade = req.extensions_mut().remove::<OnUpgrade>();
+        let session = super::websocket::take_session(&mut req);
         match tokio::time::timeout(self.timeout, self.client.request(req)).await {
             Err(_) => Err(UpstreamError::Timeout(self.timeout)),
             Ok(Ok(mut resp)) => {
                 if let Some(client_upgrade) = client_upgrade.filter(|_| resp.status() == hyper::StatusCode::SWITCHING_PROTOCOLS) {
-                    tokio::spawn(tunnel(client_upgrade, hyper::upgrade::on(&mut resp)));
+                    tokio::spawn(super::websocket::relay(client_upgrade, hyper::upgrade::on(&mut resp), session));
                 }
                 Ok(resp)
             }

@@ -7,6 +7,7 @@ mod api;
 mod body;
 mod forward;
 mod inspect;
+mod websocket;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,6 +62,8 @@ pub struct Proxy {
     on_body_budget: crate::limits::OnBodyBudget,
     admin: AdminPolicy,
     upstream: Upstream,
+    /// WAF_WS_INSPECT and WAF_WS_MAX_MESSAGE: what happens to messages after a handshake.
+    websocket: websocket::Settings,
 }
 
 impl Proxy {
@@ -98,6 +101,11 @@ impl Proxy {
                     client_tls: options.tls.enabled(),
                 },
             ),
+            websocket: websocket::Settings {
+                inspect: options.ws_inspect,
+                max_message: options.ws_max_message as usize,
+                budget: limits.budget.clone(),
+            },
         }
     }
 
@@ -121,6 +129,14 @@ impl Proxy {
         let id = RequestId::next();
         let span = request_span(&id, Component::Proxy.as_str(), conn.peer);
         let websocket = forward::wants_websocket(req.headers(), req.version());
+        let mut req = req;
+        if websocket {
+            // The relay scores the messages with the handshake's host, path and client.
+            let client = crate::client_ip::source_ip(req.headers(), conn.peer.ip(), &self.client_ip).to_string();
+            if let Some(session) = self.websocket.session(&self.gate, &req, client) {
+                req.extensions_mut().insert(session);
+            }
+        }
         async move {
             match api::route(&self, req, conn).await {
                 api::Routed::Answered(resp) => Outcome::Respond(resp),
