@@ -33,7 +33,13 @@ fn decode_into(input: &str, out: &mut String, plus_is_space: bool) {
     }
     *out = match String::from_utf8(buf) {
         Ok(text) => text,
-        Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+        // Old decoders (IIS, early Java) read overlong `%c0%bc` as `<`: map it as they do,
+        // or `%c0%bcscript%c0%be` would reach the detectors as replacement characters.
+        Err(err) => {
+            let mut text = String::with_capacity(err.as_bytes().len());
+            super::utf8::bytes_into(err.as_bytes(), &mut text);
+            text
+        }
     };
 }
 
@@ -170,6 +176,13 @@ mod tests {
         assert_eq!(out, "a b%20<%zz%");
         path_decode_into("a+b%41", &mut out);
         assert_eq!(out, "a+bA");
+    }
+
+    #[test]
+    fn overlong_utf8_decodes_to_the_character_old_decoders_saw() {
+        let mut out = String::new();
+        form_decode_into("%c0%bcscript%c0%be%e0%80%afx%ff", &mut out);
+        assert_eq!(out, "<script>/x\u{FFFD}");
     }
 
     fn deep(s: &str) -> (String, bool) {
