@@ -96,6 +96,7 @@ impl Proxy {
                     timeout: Duration::from_millis(options.upstream_timeout_ms),
                     tls: options.tls.upstream_client(target),
                     client_tls: options.tls.enabled(),
+                    protocol: options.upstream_protocol,
                 },
             ),
         }
