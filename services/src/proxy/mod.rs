@@ -6,6 +6,7 @@ mod admin;
 mod api;
 mod body;
 mod forward;
+mod grpc_status;
 mod inspect;
 
 use std::sync::Arc;
