@@ -347,3 +347,75 @@ async fn a_bad_upstream_protocol_is_a_start_up_error_naming_the_setting() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("WAF_UPSTREAM_PROTOCOL") && stderr.contains("h2"), "{stderr}");
 }
+
+/// Latency percentiles of `calls` unary calls on one connection, in microseconds.
+async fn unary_latency(addr: SocketAddr, calls: usize) -> (f64, f64) {
+    let mut grpc = client(addr).await;
+    let req = EchoRequest { meta: Some(Meta { note: "sent from the mobile app".into() }), ..text("hello, it's Miles") };
+    let mut took = Vec::with_capacity(calls);
+    for i in 0..calls + 200 {
+        grpc.ready().await.unwrap();
+        let started = std::time::Instant::now();
+        let reply: Response<EchoReply> =
+            grpc.unary(Request::new(req.clone()), http::uri::PathAndQuery::from_static(SAY), ProstCodec::default()).await.unwrap();
+        // The first 200 warm the pools and the model cache.
+        if i >= 200 {
+            took.push(started.elapsed().as_secs_f64() * 1e6);
+        }
+        assert_eq!(reply.get_ref().text, req.text);
+    }
+    took.sort_by(f64::total_cmp);
+    (took[took.len() / 2], took[took.len() * 99 / 100])
+}
+
+/// A benign protobuf message of about 1 KB: words in strings, one nested message, numbers.
+fn one_kb_message() -> Vec<u8> {
+    let words = "please send the quarterly report to the finance team before friday and copy the regional managers";
+    let req = EchoRequest { text: format!("{words}. {words}. {words}. {words}. {words}"), meta: Some(Meta { note: words.repeat(5) }), repeat: 7 };
+    frame(0, &prost::Message::encode_to_vec(&req))
+}
+
+/// Prints figures, asserts nothing: `cargo test --release -p rampart-services --test proxy_grpc
+/// -- --ignored --nocapture`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "measurement: prints figures"]
+async fn measure_unary_latency_and_scoring_cost() {
+    let echo = echo_server().await;
+    let proxy = grpc_proxy(&echo, &[]);
+    for (label, addr) in [("direct", echo.addr), ("through the proxy (shadow, h2c both sides)", proxy.addr)] {
+        let (p50, p99) = unary_latency(addr, 2000).await;
+        println!("gRPC unary {label}: p50 {p50:.0} µs, p99 {p99:.0} µs (2000 calls, one connection)");
+    }
+
+    let body = one_kb_message();
+    let headers: [(&str, &[u8]); 2] = [("content-type", b"application/grpc"), ("te", b"trailers")];
+    let http = || services::scored_request::HttpRequest {
+        method: "POST",
+        path: SAY,
+        query: "",
+        headers: &headers,
+        body: &body,
+        body_truncated: false,
+        body_limit: 1 << 20,
+    };
+    let rounds = 20_000;
+    let started = std::time::Instant::now();
+    for _ in 0..rounds {
+        std::hint::black_box(services::scorer::ScoreQuery::from_http(http()));
+    }
+    let decode = started.elapsed().as_secs_f64() * 1e6 / rounds as f64;
+    let query = services::scorer::ScoreQuery::from_http(http());
+    let engine = shared_engine();
+    let input = scoring::ScoreInput { request_text: &query.request_text, headers: &query.headers };
+    let _ = engine.score_all(&input).await;
+    let rounds = 2_000;
+    let started = std::time::Instant::now();
+    for _ in 0..rounds {
+        std::hint::black_box(engine.score_all(&input).await);
+    }
+    let score = started.elapsed().as_secs_f64() * 1e6 / rounds as f64;
+    println!(
+        "1 KB protobuf ({} bytes framed): gRPC decode + request text {decode:.1} µs; engine score_all {score:.1} µs (model scores cached after the first round)",
+        body.len()
+    );
+}

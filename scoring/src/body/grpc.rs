@@ -352,4 +352,31 @@ mod tests {
         let (text, partial) = decode(b"a=1", "application/x-www-form-urlencoded", None, false);
         assert_eq!((text.as_str(), partial.len()), ("a=1", 0));
     }
+
+    #[test]
+    fn noise_never_panics_and_the_parser_reads_what_the_decoder_wrote() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..3000 {
+            let len = (next() % 96) as usize;
+            let mut noise: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            // Half the inputs are one well-framed message of noise: the walker gets exercised.
+            if round % 2 == 0 {
+                noise = frame((round / 2 % 2) as u8, &noise);
+            }
+            let encoding = [None, Some("gzip"), Some("snappy")][round % 3];
+            let (text, partial) = decode(&noise, "application/grpc", encoding, round % 5 == 0);
+            if partial.iter().any(|p| p == "grpc-framing") {
+                assert_eq!(text.as_bytes(), &String::from_utf8_lossy(&noise).as_bytes()[..]);
+            } else if !noise.is_empty() {
+                let mut fields = Fields::with_limits(FieldLimits::default());
+                assert!(parse_leaves(&text, &mut fields), "{text}");
+            }
+        }
+    }
 }
