@@ -221,7 +221,8 @@ async fn raw_h2_call(addr: SocketAddr, headers: &[(&str, &str)], framed: Vec<u8>
     let (client, conn) = h2::client::handshake(tcp).await.unwrap();
     tokio::spawn(conn);
     let mut client = client.ready().await.unwrap();
-    let mut request = http::Request::post(format!("http://{addr}{SAY}")).header("content-type", "application/grpc").header("te", "trailers");
+    let mut request =
+        http::Request::post(format!("http://{addr}{SAY}")).header("content-type", "application/grpc").header("te", "trailers");
     for (name, value) in headers {
         request = request.header(*name, *value);
     }
@@ -298,7 +299,8 @@ async fn error_statuses_and_streams_pass_through() {
     grpc.ready().await.unwrap();
     let req = EchoRequest { repeat: 3, ..text("tick") };
     let path = http::uri::PathAndQuery::from_static(STREAM);
-    let mut stream = grpc.server_streaming(Request::new(req), path, ProstCodec::<EchoRequest, EchoReply>::default()).await.unwrap().into_inner();
+    let mut stream =
+        grpc.server_streaming(Request::new(req), path, ProstCodec::<EchoRequest, EchoReply>::default()).await.unwrap().into_inner();
     let mut texts = Vec::new();
     let end = loop {
         match stream.message().await {
@@ -371,7 +373,8 @@ async fn unary_latency(addr: SocketAddr, calls: usize) -> (f64, f64) {
 /// A benign protobuf message of about 1 KB: words in strings, one nested message, numbers.
 fn one_kb_message() -> Vec<u8> {
     let words = "please send the quarterly report to the finance team before friday and copy the regional managers";
-    let req = EchoRequest { text: format!("{words}. {words}. {words}. {words}. {words}"), meta: Some(Meta { note: words.repeat(5) }), repeat: 7 };
+    let req =
+        EchoRequest { text: format!("{words}. {words}. {words}. {words}. {words}"), meta: Some(Meta { note: words.repeat(5) }), repeat: 7 };
     frame(0, &prost::Message::encode_to_vec(&req))
 }
 

@@ -127,7 +127,14 @@ pub fn walk(message: &[u8], limits: WalkLimits) -> Result<Walk, WireError> {
     Ok(walk)
 }
 
-fn walk_fields(fields_here: &[(u32, WireValue<'_>)], path: &mut String, depth: usize, limits: WalkLimits, budget: &mut usize, walk: &mut Walk) {
+fn walk_fields(
+    fields_here: &[(u32, WireValue<'_>)],
+    path: &mut String,
+    depth: usize,
+    limits: WalkLimits,
+    budget: &mut usize,
+    walk: &mut Walk,
+) {
     for &(number, value) in fields_here {
         let WireValue::LengthDelimited(bytes) = value else { continue };
         if bytes.is_empty() {
@@ -245,7 +252,10 @@ pub(crate) mod tests {
         assert_eq!(walk(&[0x0a, 0x05, b'a'], WalkLimits::default()).unwrap_err(), WireError::Truncated);
         assert_eq!(walk(&[0x0b], WalkLimits::default()).unwrap_err(), WireError::BadWireType(3), "groups are refused");
         assert_eq!(walk(&[0x02, 0x00], WalkLimits::default()).unwrap_err(), WireError::BadFieldNumber);
-        assert_eq!(walk(&[0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], WalkLimits::default()).unwrap_err(), WireError::LongVarint);
+        assert_eq!(
+            walk(&[0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], WalkLimits::default()).unwrap_err(),
+            WireError::LongVarint
+        );
         let huge_len = [0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
         assert_eq!(walk(&huge_len, WalkLimits::default()).unwrap_err(), WireError::Truncated);
         for len in 0..64u8 {
