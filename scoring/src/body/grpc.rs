@@ -372,7 +372,7 @@ mod tests {
             let encoding = [None, Some("gzip"), Some("snappy")][round % 3];
             let (text, partial) = decode(&noise, "application/grpc", encoding, round % 5 == 0);
             if partial.iter().any(|p| p == "grpc-framing") {
-                assert_eq!(text.as_bytes(), &String::from_utf8_lossy(&noise).as_bytes()[..]);
+                assert_eq!(text.as_bytes(), String::from_utf8_lossy(&noise).as_bytes());
             } else if !noise.is_empty() {
                 let mut fields = Fields::with_limits(FieldLimits::default());
                 assert!(parse_leaves(&text, &mut fields), "{text}");
