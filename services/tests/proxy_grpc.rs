@@ -350,6 +350,55 @@ async fn a_bad_upstream_protocol_is_a_start_up_error_naming_the_setting() {
     assert!(stderr.contains("WAF_UPSTREAM_PROTOCOL") && stderr.contains("h2"), "{stderr}");
 }
 
+/// An upstream (https with a self-signed certificate when `tls`, else plain) that answers with
+/// the HTTP version it was spoken to in.
+async fn version_upstream(tls: bool) -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let tls = tls.then(|| {
+        let dir = std::env::temp_dir().join(format!("rampart-grpc-tls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let certified = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+        let (cert, key) = (dir.join("app.pem"), dir.join("app.key"));
+        std::fs::write(&cert, certified.cert.pem()).unwrap();
+        std::fs::write(&key, certified.signing_key.serialize_pem()).unwrap();
+        let settings = net::TlsSettings { certs: vec![cert], keys: vec![key], reload_every: std::time::Duration::ZERO };
+        net::TlsServer::new(settings).unwrap()
+    });
+    let listener = net::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let gate = net::ConnGate::unobserved(net::ServeLimits::default());
+    let answer = |req: http::Request<hyper::body::Incoming>, _conn| async move {
+        http::Response::new(http_body_util::Full::new(Bytes::from(format!("{:?}", req.version()))))
+    };
+    tokio::spawn(net::serve_on(listener, tls, gate, answer, async move {
+        let _ = rx.await;
+    }));
+    (addr, tx)
+}
+
+#[tokio::test]
+async fn the_upstream_protocol_setting_picks_http1_h2_or_alpn() {
+    let (https, _stop_https) = version_upstream(true).await;
+    let (plain, _stop_plain) = version_upstream(false).await;
+    let cases = [
+        (format!("https://localhost:{}", https.port()), "http1", "HTTP/1.1"),
+        (format!("https://localhost:{}", https.port()), "auto", "HTTP/2.0"),
+        (format!("https://localhost:{}", https.port()), "h2", "HTTP/2.0"),
+        (format!("http://{plain}"), "auto", "HTTP/1.1"),
+        (format!("http://{plain}"), "h2", "HTTP/2.0"),
+    ];
+    for (target, protocol, spoken) in cases {
+        let flags = ["--target-url", target.as_str(), "--upstream-protocol", protocol, "--upstream-insecure-skip-verify"];
+        let options = proxy_options(plain, &flags);
+        let scorer = Arc::new(services::scorer::InProcessScorer::new(shared_engine()));
+        let metrics = Arc::new(services::metrics::Metrics::new());
+        let parts = services::proxy::ProxyParts { target: target.parse().unwrap(), threshold: 0.5, scorer, metrics, audit: None };
+        let proxy = services::run::start_proxy_with(&options, parts).expect("proxy starts");
+        let reply = send(proxy.running.addr, get("/version")).await;
+        assert_eq!((reply.status, String::from_utf8_lossy(&reply.body).as_ref()), (200, spoken), "{target} with {protocol}");
+    }
+}
+
 /// Latency percentiles of `calls` unary calls on one connection, in microseconds.
 async fn unary_latency(addr: SocketAddr, calls: usize) -> (f64, f64) {
     let mut grpc = client(addr).await;
