@@ -379,4 +379,21 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_policy_exclusion_names_a_field_by_its_path() {
+        use crate::detectors::XSS;
+        use crate::exclusion::{Excluded, Exclusion, FieldPart, FieldRef, ScoringScope, Target};
+        let message = [field(1, b"<b>hi</b>"), field(2, &field(1, b"<b>hi</b>"))].concat();
+        let (text, _) = decode(&frame(0, &message), "application/grpc", None, false);
+        let mut fields = Fields::with_limits(FieldLimits::default());
+        super::super::parse_body(&text, Some("application/grpc"), &mut fields);
+        // What a policy file's `field = "body:grpc:/2/1"` becomes.
+        let only = FieldRef { part: FieldPart::Body, name: "grpc:/2/1".into() };
+        let scope = ScoringScope { exclusions: vec![Exclusion { target: Target::Detector(XSS), field: Some(only) }], ..Default::default() };
+        let excluded = Excluded::resolve(&scope, &fields);
+        let index = |name: &str| fields.iter().position(|f| f.name == name).unwrap();
+        assert!(excluded.skips(XSS, None, index("grpc:/2/1")));
+        assert!(!excluded.skips(XSS, None, index("grpc:/1")), "field 1 of the top message is another field");
+    }
 }
