@@ -45,11 +45,16 @@ pub enum GrpcWire {
 /// The gRPC wire a Content-Type names; `None` for anything else (`application/grpc+json`
 /// included: its messages are JSON and are left to the JSON parser).
 pub fn grpc_wire(content_type: &str) -> Option<GrpcWire> {
-    let media = content_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
-    match media.as_str() {
-        "application/grpc" | "application/grpc+proto" | "application/grpc-web" | "application/grpc-web+proto" => Some(GrpcWire::Binary),
-        "application/grpc-web-text" | "application/grpc-web-text+proto" => Some(GrpcWire::Base64),
-        _ => None,
+    // Runs for every request with a body: no allocation on the way to `None`.
+    const BINARY: [&str; 4] = ["application/grpc", "application/grpc+proto", "application/grpc-web", "application/grpc-web+proto"];
+    const BASE64: [&str; 2] = ["application/grpc-web-text", "application/grpc-web-text+proto"];
+    let media = content_type.split(';').next().unwrap_or("").trim();
+    if BINARY.iter().any(|known| media.eq_ignore_ascii_case(known)) {
+        Some(GrpcWire::Binary)
+    } else if BASE64.iter().any(|known| media.eq_ignore_ascii_case(known)) {
+        Some(GrpcWire::Base64)
+    } else {
+        None
     }
 }
 
