@@ -42,6 +42,24 @@ impl Choice for KillResponse {
     ];
 }
 
+/// The protocol the proxy speaks to its upstream (WAF_UPSTREAM_PROTOCOL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpstreamProtocol {
+    Http1,
+    /// HTTP/2 with prior knowledge: h2c for http://, ALPN `h2` only for https://.
+    H2,
+    /// ALPN for https:// (h2 when the upstream offers it), HTTP/1.1 for http://.
+    Auto,
+}
+
+impl Choice for UpstreamProtocol {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (UpstreamProtocol::Http1, "http1", "HTTP/1.1 only"),
+        (UpstreamProtocol::H2, "h2", "HTTP/2 with prior knowledge (h2c for http://, ALPN h2 for https://): gRPC upstreams"),
+        (UpstreamProtocol::Auto, "auto", "ALPN for https:// (h2 when offered), HTTP/1.1 for http://"),
+    ];
+}
+
 impl Choice for FailMode {
     const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
         (FailMode::Open, "open", "Forward the request unscored"),
@@ -357,6 +375,9 @@ pub struct ProxyOptions {
     /// Deadline for the upstream's response headers, in milliseconds (504 past it).
     #[arg(long = "upstream-timeout-ms", env = "WAF_UPSTREAM_TIMEOUT_MS", value_name = "WAF_UPSTREAM_TIMEOUT_MS", default_value = "60000", value_parser = clap::value_parser!(u64).range(1..=3_600_000))]
     pub upstream_timeout_ms: u64,
+    /// Protocol spoken to the upstream: `http1`, `h2` (prior knowledge; gRPC) or `auto`.
+    #[arg(long = "upstream-protocol", env = "WAF_UPSTREAM_PROTOCOL", value_name = "WAF_UPSTREAM_PROTOCOL", value_parser = choice::<UpstreamProtocol>(), default_value = "http1")]
+    pub upstream_protocol: UpstreamProtocol,
     /// Operator policy file (TOML, docs/POLICY.md): per-host and per-route settings and
     /// exclusions over these flags, reloaded on SIGHUP and when the file changes.
     #[arg(long = "policy", env = "WAF_POLICY", value_name = "WAF_POLICY")]

@@ -6,6 +6,7 @@
 //! for policy to decide on. The front door forwards what the client sent; only the scored view
 //! is decoded.
 
+use scoring::body::grpc::{decode_messages, GrpcBody};
 use scoring::transport::{decode_body, DecodeLimits, EncodedBody, DEFAULT_MAX_RATIO};
 
 use crate::scorer::{compose_request_text, ScoreQuery};
@@ -45,6 +46,15 @@ impl ScoreQuery {
         };
         let limits = DecodeLimits { max_output: request.body_limit, max_ratio: DEFAULT_MAX_RATIO };
         let decoded = decode_body(encoded, limits);
+        // gRPC frames are binary: read into named fields here, before the body becomes text.
+        let grpc_encoding = joined_values(request.headers, "grpc-encoding");
+        let grpc = GrpcBody {
+            content_type: content_type.as_deref(),
+            grpc_encoding: grpc_encoding.as_deref(),
+            truncated: request.body_truncated,
+            max_output: request.body_limit,
+        };
+        let decoded = decode_messages(decoded, &grpc);
         let text = compose_request_text(request.method, request.path, request.query, &decoded.bytes);
         let mut query = ScoreQuery::with_headers(text, request.headers.iter().copied());
         query.partial.extend(decoded.partial);

@@ -4,7 +4,7 @@
 //! is pushed whole as a `BodyRaw` field so that it is still scanned.
 //!
 //! The Content-Type hint decides when it names a structured type (`*json*`,
-//! `application/x-www-form-urlencoded`, `multipart/*`, `*xml*`); otherwise (no hint,
+//! `application/x-www-form-urlencoded`, `multipart/*`, `*xml*`, gRPC: see [`grpc`]); otherwise (no hint,
 //! `text/plain`, `application/octet-stream`...) the body is sniffed: a leading `{`/`[` is JSON,
 //! `<` is XML when it is well-formed, `--boundary` plus `Content-Disposition` is multipart,
 //! `name=value&...` is a form, and anything else is raw. Nesting (multipart parts with their
@@ -14,9 +14,11 @@
 pub mod binary;
 pub mod form;
 pub mod graphql_doc;
+pub mod grpc;
 pub mod json;
 pub mod multipart;
 pub mod part_encoding;
+pub mod protobuf;
 pub mod raw;
 pub mod xml;
 
@@ -29,13 +31,17 @@ pub enum BodyType {
     Json,
     Multipart,
     Xml,
+    /// gRPC / gRPC-Web: the `[name, text]` list `grpc::decode_messages` made of the frames.
+    Grpc,
 }
 
 /// The body type a Content-Type value names, if any (`None` means: sniff).
 pub fn content_type_kind(content_type: &str) -> Option<BodyType> {
     let media = content_type.split(';').next().unwrap_or("").trim();
     let media = media.to_ascii_lowercase();
-    if media.contains("json") {
+    if grpc::grpc_wire(&media).is_some() {
+        Some(BodyType::Grpc)
+    } else if media.contains("json") {
         Some(BodyType::Json)
     } else if media == "application/x-www-form-urlencoded" {
         Some(BodyType::Form)
@@ -70,6 +76,7 @@ pub(crate) fn parse_body_at(body: &str, content_type: Option<&str>, fields: &mut
         }
         Some(BodyType::Multipart) => multipart::parse_multipart_at(body, content_type, fields, depth),
         Some(BodyType::Xml) => xml::parse_xml_at(body, fields, depth, false),
+        Some(BodyType::Grpc) => grpc::parse_leaves(body, fields),
         None => sniff(body, fields, depth),
     };
     if !parsed {

@@ -1,12 +1,13 @@
-//! Forwarding to the upstream: a pooled HTTP/1.1 client (plain or TLS by TARGET_URL's
-//! scheme), RFC 9110 hop-by-hop handling, the X-Forwarded-* headers, and the WebSocket
-//! relay ([`super::websocket`]) once a scored handshake is accepted by the upstream.
+//! Forwarding to the upstream: a pooled client (plain or TLS by TARGET_URL's scheme; HTTP/1.1,
+//! HTTP/2 or ALPN by WAF_UPSTREAM_PROTOCOL), RFC 9110 hop-by-hop handling, the X-Forwarded-*
+//! headers, and the WebSocket relay ([`super::websocket`]) once a scored handshake is accepted
+//! by the upstream.
 
 use std::net::IpAddr;
 use std::time::Duration;
 
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HeaderValue, CONNECTION, HOST, UPGRADE};
+use hyper::header::{HeaderName, HeaderValue, CONNECTION, HOST, TE, UPGRADE};
 use hyper::upgrade::OnUpgrade;
 use hyper::{HeaderMap, Request, Response, Uri, Version};
 use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
@@ -14,6 +15,7 @@ use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 
 use super::body::ReplayBody;
+use crate::config::UpstreamProtocol;
 pub use crate::errors::UpstreamError;
 
 /// Connection-specific fields (RFC 9110 7.6.1) plus the pre-standard ones still seen.
@@ -47,6 +49,15 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     for name in HOP_BY_HOP {
         headers.remove(name);
     }
+}
+
+/// The client's `TE` lists `trailers` (gRPC clients always send `te: trailers`). RFC 9113
+/// 8.2.2 allows exactly that value on HTTP/2, and gRPC servers refuse a call without it.
+fn accepts_trailers(headers: &HeaderMap) -> bool {
+    headers.get_all(TE).iter().filter_map(|v| v.to_str().ok()).flat_map(|v| v.split(',')).any(|coding| {
+        let coding = coding.split(';').next().unwrap_or("").trim();
+        coding.eq_ignore_ascii_case("trailers")
+    })
 }
 
 /// An HTTP/1.1 WebSocket handshake: `Connection` names `upgrade` and `Upgrade` is
@@ -83,6 +94,7 @@ pub struct Upstream {
     timeout: Duration,
     /// The proxy's own listener speaks TLS: the X-Forwarded-Proto it vouches for.
     client_proto: &'static str,
+    protocol: UpstreamProtocol,
 }
 
 /// How the proxy reaches its upstream.
@@ -93,6 +105,7 @@ pub struct UpstreamSettings {
     pub tls: rustls::ClientConfig,
     /// Clients reach the proxy over TLS (WAF_TLS_CERT set).
     pub client_tls: bool,
+    pub protocol: UpstreamProtocol,
 }
 
 /// What the proxy learned about the client, for the forwarded headers.
@@ -110,15 +123,25 @@ impl Upstream {
         connector.set_connect_timeout(Some(Duration::from_secs(5)));
         // https:// URIs pass the plain connector to the TLS wrapper.
         connector.enforce_http(false);
-        let connector = HttpsConnectorBuilder::new().with_tls_config(settings.tls).https_or_http().enable_http1().wrap_connector(connector);
-        let client =
-            Client::builder(TokioExecutor::new()).pool_idle_timeout(Duration::from_secs(60)).pool_max_idle_per_host(1024).build(connector);
+        // The ALPN offered to an https upstream follows the protocol setting.
+        let builder = HttpsConnectorBuilder::new().with_tls_config(settings.tls).https_or_http();
+        let connector = match settings.protocol {
+            UpstreamProtocol::Http1 => builder.enable_http1().wrap_connector(connector),
+            UpstreamProtocol::H2 => builder.enable_http2().wrap_connector(connector),
+            UpstreamProtocol::Auto => builder.enable_all_versions().wrap_connector(connector),
+        };
+        let mut client = Client::builder(TokioExecutor::new());
+        client.pool_idle_timeout(Duration::from_secs(60)).pool_max_idle_per_host(1024);
+        if settings.protocol == UpstreamProtocol::H2 {
+            client.http2_only(true);
+        }
+        let client = client.build(connector);
         let authority = target.authority().map(|a| a.as_str()).unwrap_or("");
         let scheme = if target.scheme_str() == Some("https") { "https" } else { "http" };
         let origin = format!("{scheme}://{authority}");
         let prefix = target.path().trim_end_matches('/').to_string();
         let client_proto = if settings.client_tls { "https" } else { "http" };
-        Upstream { client, origin, prefix, timeout: settings.timeout, client_proto }
+        Upstream { client, origin, prefix, timeout: settings.timeout, client_proto, protocol: settings.protocol }
     }
 
     /// Clients reach the proxy over TLS.
@@ -130,22 +153,29 @@ impl Upstream {
         format!("{}{}", self.origin, self.prefix)
     }
 
-    /// Rewrites `parts` into the upstream request: URI, version, hop-by-hop fields removed,
-    /// X-Forwarded-For/Proto/Host added. The caller stamps the X-Waf-* verdict headers
+    /// Rewrites `parts` into the upstream request: URI, version, hop-by-hop fields removed
+    /// (`te: trailers` kept towards an upstream that may speak HTTP/2), X-Forwarded-For/Proto/Host added. The caller stamps the X-Waf-* verdict headers
     /// afterwards, so nothing here can remove them.
     pub fn prepare(&self, parts: &mut hyper::http::request::Parts, client: ClientFacts) {
         // HTTP/2 carries the host as :authority, not a Host field; read it before the URI
         // is rewritten to the upstream's.
         let host = parts.headers.get(HOST).cloned().or_else(|| parts.uri.authority().and_then(|a| HeaderValue::from_str(a.as_str()).ok()));
-        let websocket = wants_websocket(&parts.headers, parts.version);
+        // An HTTP/2 upstream cannot take an HTTP/1.1 Upgrade.
+        let websocket = wants_websocket(&parts.headers, parts.version) && self.protocol != UpstreamProtocol::H2;
+        let trailers = self.protocol != UpstreamProtocol::Http1 && accepts_trailers(&parts.headers);
         let path_and_query = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
         let uri = format!("{}{}{}", self.origin, self.prefix, path_and_query);
         if let Ok(uri) = uri.parse::<Uri>() {
             parts.uri = uri;
         }
-        parts.version = Version::HTTP_11;
+        // Under `auto` the connection's ALPN decides; hyper's pool sends an HTTP/1.1-versioned
+        // request over a negotiated h2 connection.
+        parts.version = if self.protocol == UpstreamProtocol::H2 { Version::HTTP_2 } else { Version::HTTP_11 };
         let headers = &mut parts.headers;
         strip_hop_by_hop(headers);
+        if trailers {
+            headers.insert(TE, HeaderValue::from_static("trailers"));
+        }
         if websocket {
             headers.insert(CONNECTION, HeaderValue::from_static("upgrade"));
             headers.insert(UPGRADE, HeaderValue::from_static("websocket"));
@@ -196,8 +226,12 @@ mod tests {
     use super::*;
 
     fn upstream(target: &str, client_tls: bool) -> Upstream {
+        upstream_speaking(target, client_tls, UpstreamProtocol::Http1)
+    }
+
+    fn upstream_speaking(target: &str, client_tls: bool, protocol: UpstreamProtocol) -> Upstream {
         let tls = net::tls::upstream_client_config(&net::tls::UpstreamTrust::default()).unwrap();
-        Upstream::new(&target.parse().unwrap(), UpstreamSettings { timeout: Duration::from_secs(1), tls, client_tls })
+        Upstream::new(&target.parse().unwrap(), UpstreamSettings { timeout: Duration::from_secs(1), tls, client_tls, protocol })
     }
 
     #[test]
@@ -276,5 +310,32 @@ mod tests {
         assert_eq!(parts.uri, "https://app.internal:8443/v1/cart");
         assert_eq!(parts.headers["x-forwarded-proto"], "https", "the proxy terminated TLS itself");
         assert!(upstream.client_tls());
+    }
+
+    #[test]
+    fn an_h2_upstream_gets_http2_and_te_trailers_only() {
+        let req = |te: &str| {
+            let req = Request::builder().uri("/pkg.Echo/Say").version(Version::HTTP_2).header("te", te).body(()).unwrap();
+            req.into_parts().0
+        };
+        let facts = || ClientFacts { peer: "10.0.0.2".parse().unwrap(), peer_trusted: false };
+        let h2 = upstream_speaking("http://127.0.0.1:9", false, UpstreamProtocol::H2);
+        let mut parts = req("trailers");
+        h2.prepare(&mut parts, facts());
+        assert_eq!((parts.version, &parts.headers["te"]), (Version::HTTP_2, &HeaderValue::from_static("trailers")));
+        let mut parts = req("gzip, Trailers;q=1");
+        h2.prepare(&mut parts, facts());
+        assert_eq!(parts.headers["te"], "trailers", "only `trailers` survives: RFC 9113 8.2.2");
+        let mut parts = req("gzip");
+        h2.prepare(&mut parts, facts());
+        assert!(!parts.headers.contains_key("te"));
+        let auto = upstream_speaking("https://127.0.0.1:9", false, UpstreamProtocol::Auto);
+        let mut parts = req("trailers");
+        auto.prepare(&mut parts, facts());
+        assert_eq!((parts.version, &parts.headers["te"]), (Version::HTTP_11, &HeaderValue::from_static("trailers")));
+        let http1 = upstream("http://127.0.0.1:9", false);
+        let mut parts = req("trailers");
+        http1.prepare(&mut parts, facts());
+        assert!(!parts.headers.contains_key("te"), "an HTTP/1.1 upstream keeps today's hop-by-hop handling");
     }
 }

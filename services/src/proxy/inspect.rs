@@ -89,6 +89,7 @@ impl Proxy {
         let ruling = self.gate.inspect_at(request, host.unwrap_or("")).await;
         drop(headers);
 
+        let grpc = super::grpc_status::is_grpc(&parts.headers);
         let outcome = match ruling.effect() {
             Effect::Kill => self.kill(&ruling),
             Effect::Refuse => Outcome::Respond(boxed(json_response(StatusCode::SERVICE_UNAVAILABLE, &UNAVAILABLE_BODY))),
@@ -103,7 +104,11 @@ impl Proxy {
             }
         };
         Metrics::observe(&self.gate.metrics().total_seconds, started.elapsed());
-        outcome
+        match outcome {
+            // Rampart's own answer (the upstream's are Forward): said as a gRPC status.
+            Outcome::Respond(resp) if grpc && ruling.effect() != Effect::Forward => Outcome::Respond(super::grpc_status::answer(resp)),
+            outcome => outcome,
+        }
     }
 
     /// Records the request the door could not score (an `error` event) and answers the error.

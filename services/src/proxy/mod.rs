@@ -6,6 +6,7 @@ mod admin;
 mod api;
 mod body;
 mod forward;
+mod grpc_status;
 mod inspect;
 mod websocket;
 
@@ -99,6 +100,7 @@ impl Proxy {
                     timeout: Duration::from_millis(options.upstream_timeout_ms),
                     tls: options.tls.upstream_client(target),
                     client_tls: options.tls.enabled(),
+                    protocol: options.upstream_protocol,
                 },
             ),
             websocket: websocket::Settings {
