@@ -15,77 +15,55 @@
 //!
 //! Quotes are not tracked: an injected value starts inside a string of the query, so a
 //! tokenizer cannot know which `#` is quoted; reading both ways is what the extra text is for.
-//! Linear: one pass over the bytes, and one look at each word holding a `%`.
+//! Linear: three passes over the bytes, and one look at each word holding a `%`.
 
 /// Appends the SQL reading of `input` to `out`; returns whether it differs from `input`.
 pub fn sql_reading(input: &str, out: &mut String) -> bool {
-    let b = input.as_bytes();
-    let n = b.len();
-    let mut o: Vec<u8> = Vec::with_capacity(n);
-    let mut pending_space = false;
-    let mut exec_comment = false;
+    // Line comments first, while their line breaks are still there; then the decoded view's
+    // own collapse (block and executable comments, whitespace); then stray percents.
+    let mut uncommented = String::with_capacity(input.len());
+    strip_line_comments(input, &mut uncommented);
+    let mut collapsed = String::with_capacity(uncommented.len());
+    super::collapse::collapse(&uncommented, &mut collapsed);
+    let b = collapsed.trim_matches(' ').as_bytes();
+    let mut o: Vec<u8> = Vec::with_capacity(b.len());
     let mut i = 0;
-    while i < n {
-        let c = b[i];
-        let next = b.get(i + 1).copied();
-        match c {
-            b'/' if next == Some(b'*') => {
-                pending_space = true;
-                if b.get(i + 2) == Some(&b'!') {
-                    i += 3;
-                    let digits_end = (i + 6).min(n);
-                    while i < digits_end && b[i].is_ascii_digit() {
-                        i += 1;
-                    }
-                    exec_comment = true;
-                } else {
-                    i = memchr::memmem::find(&b[i + 2..], b"*/").map_or(n, |k| i + 2 + k + 2);
-                }
-            }
-            b'*' if exec_comment && next == Some(b'/') => {
-                exec_comment = false;
-                pending_space = true;
-                i += 2;
-            }
-            b'#' => {
-                pending_space = true;
-                i = line_end(b, i);
-            }
-            b'-' if next == Some(b'-') => {
-                pending_space = true;
-                i = line_end(b, i);
-            }
-            b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c => {
-                pending_space = true;
-                i += 1;
-            }
-            0xC2 if next == Some(0xA0) => {
-                pending_space = true;
-                i += 2;
-            }
-            _ => {
-                if pending_space && !o.is_empty() {
-                    o.push(b' ');
-                }
-                pending_space = false;
-                if is_word_byte(c) {
-                    let end = word_end(b, i);
-                    push_word(&b[i..end], &mut o);
-                    i = end;
-                } else {
-                    o.push(c);
-                    i += 1;
-                }
-            }
+    while i < b.len() {
+        if is_word_byte(b[i]) {
+            let end = word_end(b, i);
+            push_word(&b[i..end], &mut o);
+            i = end;
+        } else {
+            o.push(b[i]);
+            i += 1;
         }
     }
-    let changed = o.as_slice() != b;
+    let changed = o.as_slice() != input.as_bytes();
     // Only ASCII-delimited ranges, whole NBSPs and ASCII `%` were removed: `o` is valid UTF-8.
     match String::from_utf8(o) {
         Ok(s) => out.push_str(&s),
         Err(e) => out.push_str(&String::from_utf8_lossy(e.as_bytes())),
     }
     changed
+}
+
+/// `#` and `--` comments replaced by a space up to (not including) the line break.
+fn strip_line_comments(input: &str, out: &mut String) {
+    let b = input.as_bytes();
+    let mut kept = 0;
+    let mut i = 0;
+    while let Some(k) = memchr::memchr2(b'#', b'-', &b[i..]) {
+        let at = i + k;
+        if b[at] == b'-' && b.get(at + 1) != Some(&b'-') {
+            i = at + 1;
+            continue;
+        }
+        out.push_str(&input[kept..at]);
+        out.push(' ');
+        kept = line_end(b, at);
+        i = kept;
+    }
+    out.push_str(&input[kept..]);
 }
 
 /// Whether `text` holds anything [`sql_reading`] removes beyond what the decoded view's
@@ -135,9 +113,7 @@ mod tests {
     use super::*;
 
     fn read(s: &str) -> String {
-        let mut out = String::new();
-        sql_reading(s, &mut out);
-        out
+        crate::normalize::apply(sql_reading, s).0
     }
 
     #[test]
@@ -167,9 +143,7 @@ mod tests {
 
     #[test]
     fn unchanged_text_says_so() {
-        let mut out = String::new();
-        assert!(!sql_reading("select name from users", &mut out));
-        assert_eq!(out, "select name from users");
+        assert_eq!(crate::normalize::apply(sql_reading, "select name from users"), ("select name from users".to_string(), false));
         assert!(sql_reading("a#b", &mut String::new()));
         assert!(may_differ("a--b") && may_differ("a#") && may_differ("5%"));
         assert!(!may_differ("2024-01-02 a-b /c"));
