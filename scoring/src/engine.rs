@@ -384,7 +384,27 @@ impl Engine {
                 out.push(ModelText { field: f, text: text.clone(), decoded, base64: true });
             }
         }
+        self.sql_readings(analysis, &mut out);
         out
+    }
+
+    /// Adds the SQL reading (`Views::sql_text`: comments and stray IIS percents gone) of every
+    /// field where it differs and is gated, after the texts above so the budget serves those
+    /// first. A reading is one more text, never a replacement: the detector score is the max.
+    /// `union#x\nselect` and `se%lect` hide from the gate as well as from the model's n-grams,
+    /// so the gate is asked again on the reading.
+    fn sql_readings(&self, analysis: &Analysis, out: &mut Vec<ModelText>) {
+        let fields = &analysis.request.fields;
+        let gated = out.len();
+        for (f, field) in fields.iter().enumerate() {
+            if field.kind == FieldKind::Overflow || analysis.hits.excluded.skips(SQLI, None, f) {
+                continue;
+            }
+            let Some(text) = analysis.views.sql_text(fields, f) else { continue };
+            if out[..gated].iter().any(|t| t.field == f) || self.patterns.gates(SQLI, &text) {
+                out.push(ModelText { field: f, text, decoded: true, base64: false });
+            }
+        }
     }
 
     /// The pieces a model reads of one text: an Overflow chunk goes to the SQLi model line by

@@ -200,6 +200,32 @@ impl Views {
             _ => fields.get(field).map(|f| f.value).unwrap_or(""),
         }
     }
+
+    /// The field's SQL reading for the SQLi model (`normalize::sql_comments`): its decoded
+    /// text without `#`/`--`/`/* */` comments and stray IIS percents. None when that reading
+    /// is the model text already. The line breaks ending `#`/`--` comments matter, so it is
+    /// read from the decoded text before whitespace was collapsed (decoded again here: this
+    /// runs only on the model path, for fields whose bytes hold a comment or `%` sign).
+    pub fn sql_text(&self, fields: &Fields, field: usize) -> Option<String> {
+        let value = fields.get(field)?.value;
+        let bytes = self.plain.segment_bytes.get(field).copied().unwrap_or_else(|| ByteSet::of(value));
+        // `#`, `-` and `%` written plainly, or behind an encoding (`%23`, `&#35;`, `\x23`).
+        if !bytes.any(b"#-%&\\") {
+            return None;
+        }
+        let mut deep = String::new();
+        let source = if normalize::may_need_decoding_given(value, &bytes) && normalize::decode_deep(value, &mut deep) {
+            deep.as_str()
+        } else {
+            value
+        };
+        if !normalize::sql_comments::may_differ(source) {
+            return None;
+        }
+        let mut sql = String::new();
+        normalize::sql_comments::sql_reading(source, &mut sql);
+        (sql != self.model_text(fields, field).trim()).then_some(sql)
+    }
 }
 
 #[cfg(test)]
@@ -213,6 +239,22 @@ mod tests {
         assert!(has_comment_marker("<scr<!-- -->ipt>"));
         assert!(!has_comment_marker("a/b <b> 1<2 /"));
         assert!(!has_comment_marker("<!-"));
+    }
+
+    /// The SQL reading undoes the encodings first, keeps the line break that ends a `#`
+    /// comment, and is absent where it would repeat the model text.
+    #[test]
+    fn sql_text_reads_past_encoded_comments() {
+        let mut fields = Fields::default();
+        fields.push(FieldKind::QueryValue, "id", "1%09union%23x%0A%0Dselect%2D%2D%0A1,2");
+        fields.push(FieldKind::QueryValue, "q", "a%nd 1=0/(se%lect 1)");
+        fields.push(FieldKind::QueryValue, "d", "2024-01-02 50% off");
+        fields.push(FieldKind::QueryValue, "c", "un/**/ion");
+        let views = Views::build(&fields);
+        assert_eq!(views.sql_text(&fields, 0).as_deref(), Some("1 union select 1,2"));
+        assert_eq!(views.sql_text(&fields, 1).as_deref(), Some("and 1=0/(select 1)"));
+        assert_eq!(views.sql_text(&fields, 2), None);
+        assert_eq!(views.sql_text(&fields, 3), None, "the decoded view already removed the block comment");
     }
 
     #[test]

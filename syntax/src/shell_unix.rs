@@ -14,6 +14,7 @@
 //! reverse shell, a download piped into a shell), otherwise at level 2.
 
 use crate::prose::{is_long_or_prose, starts_script};
+use crate::shell_commands::{lookup, Class, HOSTILE, SENSITIVE, WRAPPERS};
 use crate::shell_deobf::deobfuscate;
 use crate::shell_percent::percent_layer;
 use crate::{Check, Finding, Input};
@@ -21,123 +22,6 @@ use crate::{Check, Finding, Input};
 pub struct ShellUnix;
 
 pub static SHELL_UNIX: ShellUnix = ShellUnix;
-
-/// What a command wants as arguments before it reads as a command rather than a word.
-#[derive(Clone, Copy, PartialEq)]
-enum Class {
-    /// Meaningful alone: `; id`, `|whoami`. Arguments, if any, must be flags or paths.
-    Recon,
-    /// Reads or touches files: needs a path, file name or variable (`cat /etc/passwd`).
-    File,
-    /// Network tools: needs a URL, host, IP, port or flag.
-    Net,
-    /// Shells and interpreters: a flag (`-c`, `-i`, `-e`), a script path, or being piped into.
-    Shell,
-    /// `sleep` / `timeout`: a number.
-    Delay,
-    /// `echo` / `printf`: a variable, a redirect, a flag or an upper-case marker.
-    Echo,
-}
-
-/// (command, class, distinctive): distinctive words are never ordinary field values, so a value
-/// that is only that word counts.
-const COMMANDS: &[(&str, Class, bool)] = &[
-    ("whoami", Class::Recon, true),
-    ("id", Class::Recon, false),
-    ("uname", Class::Recon, true),
-    ("ifconfig", Class::Recon, true),
-    ("pwd", Class::Recon, false),
-    ("hostname", Class::Recon, false),
-    ("ls", Class::Recon, false),
-    ("ps", Class::Recon, false),
-    ("env", Class::Recon, false),
-    ("printenv", Class::Recon, true),
-    ("netstat", Class::Recon, true),
-    ("uptime", Class::Recon, false),
-    ("who", Class::Recon, false),
-    ("getent", Class::Recon, true),
-    ("dir", Class::Recon, false),
-    ("cat", Class::File, false),
-    ("head", Class::File, false),
-    ("tail", Class::File, false),
-    ("more", Class::File, false),
-    ("less", Class::File, false),
-    ("nl", Class::File, false),
-    ("tac", Class::File, false),
-    ("strings", Class::File, false),
-    ("xxd", Class::File, false),
-    ("od", Class::File, false),
-    ("base64", Class::File, false),
-    ("grep", Class::File, false),
-    ("find", Class::File, false),
-    ("rm", Class::File, false),
-    ("touch", Class::File, false),
-    ("chmod", Class::File, false),
-    ("cp", Class::File, false),
-    ("mv", Class::File, false),
-    ("wc", Class::File, false),
-    ("mkfifo", Class::File, false),
-    ("crontab", Class::File, false),
-    ("kill", Class::File, false),
-    ("useradd", Class::File, false),
-    ("awk", Class::File, false),
-    ("curl", Class::Net, false),
-    ("wget", Class::Net, false),
-    ("nc", Class::Net, false),
-    ("ncat", Class::Net, false),
-    ("netcat", Class::Net, false),
-    ("socat", Class::Net, false),
-    ("telnet", Class::Net, false),
-    ("ping", Class::Net, false),
-    ("nslookup", Class::Net, false),
-    ("dig", Class::Net, false),
-    ("host", Class::Net, false),
-    ("traceroute", Class::Net, false),
-    ("tftp", Class::Net, false),
-    ("ftp", Class::Net, false),
-    ("ssh", Class::Net, false),
-    ("sh", Class::Shell, false),
-    ("bash", Class::Shell, false),
-    ("zsh", Class::Shell, false),
-    ("ksh", Class::Shell, false),
-    ("dash", Class::Shell, false),
-    ("csh", Class::Shell, false),
-    ("busybox", Class::Shell, false),
-    ("python", Class::Shell, false),
-    ("python2", Class::Shell, false),
-    ("python3", Class::Shell, false),
-    ("perl", Class::Shell, false),
-    ("php", Class::Shell, false),
-    ("ruby", Class::Shell, false),
-    ("node", Class::Shell, false),
-    ("lua", Class::Shell, false),
-    ("sleep", Class::Delay, false),
-    ("timeout", Class::Delay, false),
-    ("echo", Class::Echo, false),
-    ("printf", Class::Echo, false),
-];
-
-/// Prefixes that run the next word as the command.
-const WRAPPERS: &[&str] = &["sudo", "nohup", "exec", "time", "command", "xargs", "eval"];
-
-/// Targets of an attack rather than of an admin's script.
-const HOSTILE: &[&str] = &["/etc/passwd", "/etc/shadow", "/proc/self/environ", "/dev/tcp/", "/dev/udp/", "/.ssh/id_"];
-
-const SENSITIVE: &[&str] = &[
-    "/etc/passwd",
-    "/etc/shadow",
-    "/etc/group",
-    "/etc/hosts",
-    "/etc/issue",
-    "/etc/hostname",
-    "/proc/self",
-    "/dev/tcp/",
-    "/dev/udp/",
-    "/root/",
-    "/.ssh",
-    "/var/www",
-    "/tmp/",
-];
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 enum Opener {
@@ -245,54 +129,6 @@ fn starts_with_command(text: &[u8]) -> bool {
     let word = &t[..len];
     let base = word.rsplit(|&c| c == b'/').next().unwrap_or(word);
     lookup(base).is_some()
-}
-
-/// Every command word the tokenizer knows (glob paths are resolved against them).
-pub(crate) fn command_names() -> impl Iterator<Item = &'static str> {
-    COMMANDS.iter().map(|c| c.0)
-}
-
-/// For each first letter, a bit per length of the command names starting with it: `lookup`
-/// runs on every word at a command position and on the first word of every field, so most
-/// words must be rejected by one bit test rather than compared with every name.
-const FIRST_LEN: [u32; 26] = {
-    let mut table = [0u32; 26];
-    let mut k = 0;
-    while k < COMMANDS.len() {
-        let w = COMMANDS[k].0.as_bytes();
-        table[(w[0] - b'a') as usize] |= 1 << w.len();
-        k += 1;
-    }
-    table
-};
-
-/// For each first letter, a bit per index into [`COMMANDS`] of the names starting with it: a
-/// word that passes the length test is compared with those few names, not all of them.
-const FIRST_INDEX: [u128; 26] = {
-    assert!(COMMANDS.len() <= 128);
-    let mut table = [0u128; 26];
-    let mut k = 0;
-    while k < COMMANDS.len() {
-        table[(COMMANDS[k].0.as_bytes()[0] - b'a') as usize] |= 1 << k;
-        k += 1;
-    }
-    table
-};
-
-fn lookup(word: &[u8]) -> Option<(Class, bool)> {
-    let (&first, len) = (word.first()?, word.len());
-    if !first.is_ascii_lowercase() || len >= 32 || FIRST_LEN[(first - b'a') as usize] & (1 << len) == 0 {
-        return None;
-    }
-    let mut candidates = FIRST_INDEX[(first - b'a') as usize];
-    while candidates != 0 {
-        let (name, class, distinct) = COMMANDS[candidates.trailing_zeros() as usize];
-        if name.as_bytes() == word {
-            return Some((class, distinct));
-        }
-        candidates &= candidates - 1;
-    }
-    None
 }
 
 fn is_sep(b: u8) -> bool {

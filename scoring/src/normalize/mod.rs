@@ -22,6 +22,9 @@
 //! | `confusables.rs` | fullwidth / mathematical / enclosed letters, mixed-script homoglyphs → ASCII |
 //! | `leet.rs`        | leetspeak and ROT13 signals and readings (extra texts)            |
 //!
+//! And for the SQLi model only (`Views::sql_text`): `sql_comments.rs`, the text without SQL
+//! comments (`#`, `--`, `/* */`) and IIS stray percents.
+//!
 //! Bounds: no transformation makes its text longer (every encoded form is at least as long as
 //! the UTF-8 it decodes to), and `decode_deep` additionally stops at [`max_decoded_len`].
 
@@ -33,6 +36,7 @@ pub mod escapes;
 pub mod invisible;
 pub mod leet;
 pub mod percent;
+pub mod sql_comments;
 pub mod utf8;
 
 /// Upper bound on decode rounds (double/triple encoding is common, more is noise).
