@@ -11,6 +11,7 @@
 //! | `entities.rs` | HTML entities: named, `&#60;`, `&#x3c;`, with or without `;`      |
 //! | `escapes.rs`  | `\uXXXX`, `\u{..}`, `\xXX`, octal `\NNN`, `\/`                  |
 //! | `utf8.rs`     | NUL removal, overlong UTF-8 → ASCII, invalid bytes → U+FFFD       |
+//! | `fullwidth.rs`| fullwidth ASCII and the ideographic space → ASCII (NFKC, best fit) |
 //! | `collapse.rs` | comments removed, whitespace collapsed (case kept)                 |
 //! | `base64.rs`   | printable text hidden in base64 segments                           |
 //!
@@ -33,6 +34,7 @@ pub mod collapse;
 pub mod confusables;
 pub mod entities;
 pub mod escapes;
+pub mod fullwidth;
 pub mod invisible;
 pub mod leet;
 pub mod percent;
@@ -62,7 +64,7 @@ pub(crate) fn apply(transform: Transform, input: &str) -> (String, bool) {
 }
 
 /// The decoders `decode_deep` chains, in order, each round.
-const DECODERS: [Transform; 4] = [utf8::clean, percent::deep_decode_into, entities::decode, escapes::decode];
+const DECODERS: [Transform; 5] = [utf8::clean, percent::deep_decode_into, entities::decode, escapes::decode, fullwidth::fold];
 
 /// Decodes everything an application or browser might decode: repeated percent-decoding,
 /// `+`, `%uXXXX`, HTML entities, JS/JSON escapes, NUL bytes and overlong UTF-8.
@@ -85,7 +87,7 @@ pub struct DecodeOutcome {
 pub fn decode_deep_bounded(input: &str, out: &mut String) -> DecodeOutcome {
     out.clear();
     let b = input.as_bytes();
-    if !b.iter().any(|&c| matches!(c, b'%' | b'+' | b'&' | b'\\' | 0)) {
+    if !b.iter().any(|&c| matches!(c, b'%' | b'+' | b'&' | b'\\' | 0 | 0xEF)) {
         out.push_str(input);
         return DecodeOutcome::default();
     }
@@ -183,7 +185,8 @@ pub fn may_need_decoding(input: &str) -> bool {
 /// [`may_need_decoding`] for a text whose byte set is known (the views compute it for every
 /// field anyway): most benign fields are decided by a few bit tests instead of a pass.
 pub fn may_need_decoding_given(input: &str, bytes: &syntax::ByteSet) -> bool {
-    if bytes.any(b"%+&\\\0\t\n\x0b\x0c\r\xc2") {
+    // 0xEF: the lead byte of every fullwidth form (fullwidth.rs).
+    if bytes.any(b"%+&\\\0\t\n\x0b\x0c\r\xc2\xef") {
         return true;
     }
     let comment_pair = bytes.all(b"/*") || bytes.all(b"<!");

@@ -1,5 +1,8 @@
 //! Request bodies: buffer a bounded prefix for scoring, then hand the upstream the prefix
-//! followed by whatever is still streaming in, trailers included. Never more than the limit
+//! followed by whatever is still streaming in. A client's request trailers are dropped, never
+//! forwarded: they are fields nobody scores (over an HTTP/2 upstream they would reach the
+//! application as headers), RFC 9110 6.5.1 lets a recipient discard them, and no common
+//! protocol (gRPC included) sends request trailers. Never more than the limit
 //! (plus one frame) is held in memory, and every buffered byte is reserved from the process's
 //! [`BodyBudget`] until the prefix goes upstream or the request ends.
 
@@ -10,7 +13,6 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::{Body, Frame, Incoming, SizeHint};
-use hyper::HeaderMap;
 
 use crate::budget::{BodyBudget, Reservation};
 
@@ -34,7 +36,6 @@ pub async fn buffer_prefix(mut body: Incoming, limit: usize, budget: &Arc<BodyBu
     let mut reservation = budget.reserve();
     let mut collected: Vec<u8> = if announced > 0 && reservation.grow(announced) { Vec::with_capacity(announced) } else { Vec::new() };
     let mut unscored = None;
-    let mut trailers = None;
     let mut rest = Some(());
     if body.is_end_stream() {
         rest = None;
@@ -50,10 +51,7 @@ pub async fn buffer_prefix(mut body: Incoming, limit: usize, budget: &Arc<BodyBu
                 }
                 // Already in memory (hyper read it); it goes upstream but is not scored.
                 Ok(data) => unscored = Some(data),
-                Err(frame) => {
-                    trailers = frame.into_trailers().ok();
-                    rest = None;
-                }
+                Err(_trailers) => rest = None,
             },
         }
     }
@@ -67,7 +65,6 @@ pub async fn buffer_prefix(mut body: Incoming, limit: usize, budget: &Arc<BodyBu
             prefix: (!prefix.is_empty()).then(|| prefix.clone()),
             unscored,
             rest: more.then_some(body),
-            trailers,
             reservation: Some(reservation),
         },
         prefix,
@@ -85,7 +82,6 @@ pub struct ReplayBody {
     prefix: Option<Bytes>,
     unscored: Option<Bytes>,
     rest: Option<Incoming>,
-    trailers: Option<HeaderMap>,
     /// Released once the prefix has been handed upstream.
     reservation: Option<Reservation>,
 }
@@ -104,15 +100,16 @@ impl Body for ReplayBody {
         }
         if let Some(rest) = self.rest.as_mut() {
             match Pin::new(rest).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) if frame.is_trailers() => self.rest = None,
                 Poll::Ready(None) => self.rest = None,
                 other => return other,
             }
         }
-        Poll::Ready(self.trailers.take().map(|t| Ok(Frame::trailers(t))))
+        Poll::Ready(None)
     }
 
     fn is_end_stream(&self) -> bool {
-        self.prefix.is_none() && self.unscored.is_none() && self.rest.is_none() && self.trailers.is_none()
+        self.prefix.is_none() && self.unscored.is_none() && self.rest.is_none()
     }
 
     fn size_hint(&self) -> SizeHint {
