@@ -4,7 +4,10 @@ As a script, re-writes CARD.md from metrics.json and appends the held-out tables
 `rampart eval --pi-heldout` printed for the shipped model (Rust engine code, issue 13):
 
     python3 models/train/pi_card.py --dir models/prompt-injection --rust-eval target/pi-v3-eval.txt \
-        [--baseline-eval target/pi-baseline.txt]"""
+        [--baseline-eval target/pi-baseline.txt] [--cascade-eval target/cascade-eval.txt]
+
+The cascade section (stage 1 in front of the model) comes from stage1/cascade.json and the
+`== Prompt-injection cascade` table of --cascade-eval (or --rust-eval)."""
 
 from __future__ import annotations
 
@@ -167,12 +170,44 @@ def heldout_section(rust_eval: str, baseline: str | None, baseline_name: str) ->
     return "\n".join(out)
 
 
+def cascade_section(model_dir: str, rust_eval: str) -> str:
+    """Stage 1's calibration (stage1/cascade.json, written by pi_stage1.py) and the cascade table
+    `rampart eval --cascade` printed for the shipped pair, when that eval holds one."""
+    path = os.path.join(model_dir, "stage1", "cascade.json")
+    if not os.path.exists(path):
+        return ""
+    with open(path, encoding="utf-8") as f:
+        c = json.load(f)
+    cal = c["calibration"]
+    out = ["## Cascade (stage 1 in front of this model)", "",
+           f"Stage 1: `stage1/` ({c['arch']}, hashed char 3-5 and word 1-3 grams, `models/train/pi_stage1.py`), "
+           "distilled from this model's scores on its training sources and the ShareGPT training part "
+           "(never the test part). Pieces it scores below `skip_below` = "
+           f"{c['skip_below']:.5f} keep its score and never reach this model; every other piece, and every piece over "
+           f"{c['max_bytes']} bytes, is scored by this model, whose score is final. Stage 1 alone never blocks.", "",
+           f"Calibration: on the 20% of pieces held out by hash (`{c['split']['calibration_pieces']}`), "
+           f"{cal['flagged_pieces']} of which this model flags: skip_below is the "
+           f"{100 * (1 - cal.get('quantile_recall', 0.995)):.1f}% quantile of their stage-1 scores ({cal['quantile']:.5f}) / margin "
+           f"{c['margin']}, so >= {100 * cal.get('quantile_recall', 0.995):.1f}% of them reach this model (issue target "
+           f"{100 * c['target_recall']:.1f}%). This model's own threshold (0.5) is calibrated as above; the cascade does not move it.", "",
+           "| calibration/fit set | pieces | flagged | skip rate | recall of flagged |", "|---|---:|---:|---:|---:|"]
+    out += [f"| {f['set']} | {f['pieces']} | {f['transformer_flagged']} | {100 * f['skip_rate']:.1f}% "
+            f"| {100 * f['recall_of_flagged']:.2f}% |" for f in c["figures"]]
+    with open(rust_eval, encoding="utf-8") as f:
+        text = f.read()
+    start = text.find("== Prompt-injection cascade")
+    if start >= 0:
+        out += ["", "On sets stage 1 never saw (`rampart eval --cascade`):", "", "```", text[start:].strip(), "```"]
+    return "\n".join(out + [""])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", required=True, help="the model folder (metrics.json, parity.jsonl)")
     ap.add_argument("--rust-eval", required=True, help="output of rampart eval --pi-heldout for this model")
     ap.add_argument("--baseline-eval", help="the same for the previous model")
     ap.add_argument("--baseline-name", default="previous", help="how the card names the baseline model (e.g. v3)")
+    ap.add_argument("--cascade-eval", help="output of rampart eval --cascade for the shipped stage 1 (default: --rust-eval)")
     a = ap.parse_args()
     with open(os.path.join(a.dir, "metrics.json")) as f:
         m = json.load(f)
@@ -183,7 +218,8 @@ def main():
     with open(os.path.join(a.dir, "model.json")) as f:
         version = json.load(f).get("version", 0)
     text = card(m, n_parity, {"window": WINDOW, "stride": STRIDE, "max_windows": MAX_WINDOWS}, version)
-    text = text.replace("## Parity", heldout_section(a.rust_eval, a.baseline_eval, a.baseline_name) + "\n## Parity", 1)
+    sections = heldout_section(a.rust_eval, a.baseline_eval, a.baseline_name) + "\n" + cascade_section(a.dir, a.cascade_eval or a.rust_eval)
+    text = text.replace("## Parity", sections + "\n## Parity", 1)
     with open(os.path.join(a.dir, "CARD.md"), "w") as f:
         f.write(text)
 

@@ -4,9 +4,9 @@ transformer, and the calibration of its skip threshold.
 
     .venv-train/bin/python models/train/pi_stage1.py --data ../shared/datasets
 
-(`scripts/train DATA pi-stage1` runs the same; rerun it whenever models/prompt-injection/model.onnx
-changes: the stage-1 manifest records the transformer's sha256 and Rampart turns the cascade off
-when the two disagree.)
+(needs torch: models/train/requirements-finetune.txt, which `scripts/train DATA prompt-injection`
+installs; rerun it whenever models/prompt-injection/model.onnx changes: the stage-1 manifest
+records the transformer's sha256 and Rampart turns the cascade off when the two disagree.)
 
 What it does:
 1. Texts: the transformer's training sources (pi_data.pi_split: attack sources, generated attacks,
@@ -20,12 +20,17 @@ What it does:
    (tokenised without truncation, 126-token windows every 96, batch 1 per window, max over windows).
    Scores are cached in target/pi-stage1-labels-<model sha>.npz (scores only, no text).
 3. Fit/calibration split by sha1 of the piece: last byte < 52 (~20%) is the calibration part.
-   The MLP (DIM -> 32 -> 1) learns `transformer score > 0.5` on the fit part.
-4. Calibration: `skip_below` is the highest stage-1 score such that >= 99.5% of calibration pieces
-   the transformer flags score at least that much (the 0.5% quantile of their stage-1 scores),
-   divided by `--margin` (default 8. Against v2, margin 1 lost 1.31 % of JailbreakBench's flagged texts and 2 lost
-   0.33 %; against v3, 2 lost 3.01 % and 4 lost 0.97 %: the 0.5% quantile of ~1.3k flagged calibration pieces
-   does not transfer to an independent attack family, and a larger margin buys recall with skip rate). Pieces below it never reach the transformer; their final score is stage 1's
+   The MLP (DIM -> 64 -> 1) learns the transformer's SCORE on the fit part (pi_stage1_fit: soft
+   BCE + logit regression; v3's stage 1 learned only `score > 0.5` and could not tell "sure benign"
+   from "hesitant", so 40-word chat skipped 17% of the time). The fit part also gets 40-word
+   windows (every 20 words) of fit-part ShareGPT messages the transformer scores < 0.02, with
+   their message's score: the chat the proxy sees comes in such pieces.
+4. Calibration: `skip_below` is the highest stage-1 score such that >= `--calib-recall` (99.8%) of
+   calibration pieces the transformer flags score at least that much (the 0.2% quantile of their
+   stage-1 scores), divided by `--margin` (default 1). The issue's target is 99.5%; the stricter
+   quantile is the allowance for attack families neither part holds (history: v3's sklearn stage 1
+   needed margin 8 on the 0.5% quantile, 0.00147, to lose only 0.22% of JailbreakBench's flagged
+   texts). Pieces below it never reach the transformer; their final score is stage 1's
    (always < skip_below < 0.5).
 5. Writes models/prompt-injection/stage1/{model.onnx, featurizer.json, cascade.json, CARD.md} and
    prints the figures.
@@ -43,12 +48,14 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+import scipy.sparse as sp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from data import load  # noqa: E402
 from featurize import Featurizer  # noqa: E402
 from onnx_export import export_onnx, ort_scores  # noqa: E402
 from pi_model import Windowing, ort_session  # noqa: E402
+from pi_stage1_fit import fit_distilled  # noqa: E402
 
 STAGE1_SPEC = {
     "name": "prompt-injection-stage1",
@@ -73,6 +80,9 @@ STAGE1_SPEC = {
 PIECE_BYTES = 2048  # scoring/src/engine.rs PROMPT_WINDOW
 PIECE_OVERLAP = 512
 TARGET_RECALL = 0.995
+CALIB_RECALL = 0.998
+# Chat windows added to the fit part (models/train/pi_stage1_fit.py explains the soft targets).
+CHAT_WINDOW_WORDS, CHAT_WINDOW_STEP, CHAT_WINDOW_MAX_TEACHER = 40, 20, 0.02
 
 
 def sha1_last_byte(text: str) -> int:
@@ -171,19 +181,27 @@ def transformer_scores(model_dir: str, texts: list[str], cache_path: str, thread
     return np.asarray([cache[k] for k in keys], dtype=np.float32)
 
 
-def train_mlp(X, y, hidden: int, epochs: int, seed: int):
-    from train import train_mlp as fit
+def chat_windows(pieces_: list[str], origin: list[str], teacher: np.ndarray, fit: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """40-word windows of fit-part ShareGPT pieces the transformer is sure about, with their score."""
+    texts, scores = [], []
+    for i in fit:
+        if origin[i] != "sharegpt_train" or teacher[i] >= CHAT_WINDOW_MAX_TEACHER:
+            continue
+        words = pieces_[i].split()
+        for start in range(0, len(words) - CHAT_WINDOW_WORDS + 1, CHAT_WINDOW_STEP):
+            if len(words) > CHAT_WINDOW_WORDS:
+                texts.append(" ".join(words[start:start + CHAT_WINDOW_WORDS]))
+                scores.append(teacher[i])
+    return texts, np.asarray(scores, dtype=np.float32)
 
-    return fit(X, y, hidden=hidden, alpha=1e-5, epochs=epochs, seed=seed)
 
-
-def calibrate(stage1: np.ndarray, teacher: np.ndarray, margin: float) -> dict:
+def calibrate(stage1: np.ndarray, teacher: np.ndarray, margin: float, recall: float) -> dict:
     flagged = stage1[teacher > 0.5]
     if len(flagged) < 200:
-        raise SystemExit(f"only {len(flagged)} flagged calibration pieces: too few to calibrate 99.5% recall")
-    q = float(np.quantile(flagged, 1.0 - TARGET_RECALL, method="lower"))
+        raise SystemExit(f"only {len(flagged)} flagged calibration pieces: too few to calibrate {recall:.1%} recall")
+    q = float(np.quantile(flagged, 1.0 - recall, method="lower"))
     skip_below = min(q / margin, 0.49)
-    return {"skip_below": skip_below, "quantile_0.5pct": q, "flagged_pieces": int(len(flagged))}
+    return {"skip_below": skip_below, "quantile": q, "quantile_recall": recall, "flagged_pieces": int(len(flagged))}
 
 
 def figures(name: str, stage1: np.ndarray, teacher: np.ndarray, skip_below: float) -> dict:
@@ -215,8 +233,12 @@ def write_card(out_dir: str, manifest: dict) -> None:
         "train part (sha1(\"sharegpt:\" + text) first 32 bits / 2^32 >= 0.5; the test part < 0.4 is never used here). Pieces split by",
         "sha1(piece) last byte < 52 (~20%) into the calibration part; the MLP never sees it.",
         "",
-        f"Calibration: {c['flagged_pieces']} flagged calibration pieces; 0.5% quantile of their stage-1",
-        f"score {c['quantile_0.5pct']:.5f}, divided by the margin {manifest['margin']} -> skip_below.",
+        "Fit: pi_stage1_fit.py distils the transformer's score (soft BCE + logit regression, flagged pieces x3",
+        "weight); the fit part also holds 40-word windows of fit-part ShareGPT messages the transformer scores < 0.02.",
+        "",
+        f"Calibration: {c['flagged_pieces']} flagged calibration pieces; {100 * (1 - c['quantile_recall']):.1f}% quantile of their",
+        f"stage-1 score {c['quantile']:.5f} (>= {100 * c['quantile_recall']:.1f}% of them reach the transformer; the issue's",
+        f"target is {100 * TARGET_RECALL:.1f}%), divided by the margin {manifest['margin']} -> skip_below.",
         "",
         "| set | pieces | transformer flagged | skip rate | recall of flagged | missed |",
         "|---|---:|---:|---:|---:|---:|",
@@ -235,12 +257,18 @@ def main():
     ap.add_argument("--transformer", default="models/prompt-injection", help="transformer model folder")
     ap.add_argument("--out", default="models/prompt-injection/stage1")
     ap.add_argument("--threads", type=int, default=2, help="parallel labelling sessions")
-    ap.add_argument("--hidden", type=int, default=32)
-    ap.add_argument("--epochs", type=int, default=8)
+    ap.add_argument("--hidden", type=int, default=64)
+    ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--margin", type=float, default=8.0, help="skip_below = 0.5%% quantile / margin (>= 1); against v3, 2 lost 3.01%% and 4 lost 0.97%% of JailbreakBench's flagged texts")
+    ap.add_argument("--margin", type=float, default=1.0, help="skip_below = quantile / margin (>= 1)")
+    ap.add_argument("--calib-recall", type=float, default=CALIB_RECALL,
+                    help="share of flagged calibration pieces that must reach the transformer (>= 0.995)")
     ap.add_argument("--sharegpt-limit", type=int, default=0, help="use at most N ShareGPT train messages (0: all)")
     a = ap.parse_args()
+    if a.margin < 1.0:
+        raise SystemExit("--margin must be >= 1 (a smaller one would raise the threshold above the quantile)")
+    if not TARGET_RECALL <= a.calib_recall < 1.0:
+        raise SystemExit(f"--calib-recall must be in [{TARGET_RECALL}, 1)")
     started = time.time()
     model_path = os.path.join(a.transformer, "model.onnx")
     model_sha = sha256_file(model_path)
@@ -265,14 +293,16 @@ def main():
     cache = os.path.join("target", f"pi-stage1-labels-{model_sha[:16]}.npz")
     teacher = transformer_scores(a.transformer, all_pieces, cache, a.threads)
     calib = np.asarray([is_calibration(p) for p in all_pieces])
-    y = (teacher > 0.5).astype(np.int64)
-    print(f"[stage1] transformer flags {int(y.sum())} of {len(y)} pieces", flush=True)
+    print(f"[stage1] transformer flags {int((teacher > 0.5).sum())} of {len(teacher)} pieces", flush=True)
 
     fz = Featurizer(STAGE1_SPEC)
     X = fz.featurize_sparse(all_pieces)
     fit_idx, cal_idx = np.where(~calib)[0], np.where(calib)[0]
+    win_texts, win_teacher = chat_windows(all_pieces, origin, teacher, fit_idx)
+    print(f"[stage1] + {len(win_texts)} chat windows in the fit part", flush=True)
     t0 = time.time()
-    params = train_mlp(X[fit_idx], y[fit_idx], a.hidden, a.epochs, a.seed)
+    X_fit = sp.vstack([X[fit_idx], fz.featurize_sparse(win_texts)]).tocsr()
+    params = fit_distilled(X_fit, np.concatenate([teacher[fit_idx], win_teacher]), a.hidden, a.epochs, a.seed)
     print(f"[stage1] trained in {time.time() - t0:.0f}s", flush=True)
 
     os.makedirs(a.out, exist_ok=True)
@@ -280,9 +310,7 @@ def main():
     export_onnx(params, onnx_path, "rampart_prompt_injection_stage1",
                 "Rampart prompt-injection cascade stage 1: hashed n-grams -> MLP, distilled from the transformer")
     s1 = ort_scores(onnx_path, X)
-    if a.margin < 1.0:
-        raise SystemExit("--margin must be >= 1 (a smaller one would raise the threshold above the quantile)")
-    cal = calibrate(s1[cal_idx], teacher[cal_idx], a.margin)
+    cal = calibrate(s1[cal_idx], teacher[cal_idx], a.margin, a.calib_recall)
     figs = [figures("calibration part (all sources)", s1[cal_idx], teacher[cal_idx], cal["skip_below"])]
     for name in sets:
         m = cal_idx[origin_arr[cal_idx] == name]
@@ -309,15 +337,17 @@ def main():
         "margin": a.margin,
         "calibration": cal,
         "figures": figs,
+        "calib_recall": a.calib_recall,
         "split": {"sharegpt_used": "int(sha1('sharegpt:' + text)[:8], 16) / 2**32 >= 0.5 (test part: < 0.4)",
                   "calibration_pieces": "sha1(piece).digest()[-1] < 52"},
-        "train_args": {"hidden": a.hidden, "epochs": a.epochs, "seed": a.seed, "sharegpt_limit": a.sharegpt_limit},
+        "train_args": {"hidden": a.hidden, "epochs": a.epochs, "seed": a.seed, "sharegpt_limit": a.sharegpt_limit,
+                       "fit": "pi_stage1_fit.fit_distilled", "chat_windows": len(win_texts)},
     }
     with open(os.path.join(a.out, "cascade.json"), "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=2)
         f.write("\n")
     write_card(a.out, manifest)
-    print(f"[stage1] skip_below = {cal['skip_below']:.5f} (0.5% quantile {cal['quantile_0.5pct']:.5f}, "
+    print(f"[stage1] skip_below = {cal['skip_below']:.5f} (quantile {cal['quantile']:.5f}, "
           f"{cal['flagged_pieces']} flagged calibration pieces)")
     for f_ in figs:
         print(f"[stage1] {f_['set']:40s} pieces {f_['pieces']:6d} flagged {f_['transformer_flagged']:5d} "
