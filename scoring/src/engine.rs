@@ -218,6 +218,7 @@ impl Engine {
         let sensitivity = scope.and_then(|s| s.sensitivity).unwrap_or(self.config.sensitivity);
         let analysis = self.analyze_scoped(input, sensitivity, scope);
         let (mut breakdown, mut reasons) = self.pattern_breakdown(&analysis);
+        let mut fields = analysis.hits.best.map(|hit| hit.map(|h| h.field));
         let pattern_max = breakdown.0.iter().cloned().fold(0.0, f32::max);
         let models_skipped = pattern_max > scope.and_then(|s| s.threshold).unwrap_or(self.config.threshold);
         let mut model_error = None;
@@ -230,6 +231,7 @@ impl Engine {
                     Ok(scored) => {
                         breakdown.0[id] = scored.score.score;
                         reasons[id] = scored.score.reason;
+                        fields[id] = scored.field;
                         if scored.budget_hit {
                             partial.push(format!("model-budget:{}", DETECTORS[id].slug));
                         }
@@ -240,14 +242,17 @@ impl Engine {
                         if let Some((score, reason)) = self.fallback_score(&analysis, id) {
                             breakdown.0[id] = score;
                             reasons[id] = reason;
+                            fields[id] = analysis.hits.fallback[id].map(|h| h.field);
                         }
                         model_error = Some(err);
                     }
                 }
             }
         }
+        let evidence = crate::verdict::top_evidence(&breakdown, &reasons, &fields, &analysis.request.fields);
         let mut verdict = self.verdict(breakdown, reasons, models_skipped, model_error);
         verdict.partial = partial;
+        verdict.evidence = evidence;
         verdict
     }
 
@@ -275,8 +280,11 @@ impl Engine {
     pub fn score_patterns_at(&self, input: &ScoreInput<'_>, sensitivity: u8) -> ScoreAll {
         let analysis = self.analyze_at(input, sensitivity);
         let (breakdown, reasons) = self.pattern_breakdown(&analysis);
+        let fields = analysis.hits.best.map(|hit| hit.map(|h| h.field));
+        let evidence = crate::verdict::top_evidence(&breakdown, &reasons, &fields, &analysis.request.fields);
         let mut verdict = self.verdict(breakdown, reasons, true, None);
         verdict.partial = analysis_partial(&analysis);
+        verdict.evidence = evidence;
         verdict
     }
 
@@ -325,6 +333,7 @@ impl Engine {
             models_skipped,
             model_error,
             partial: Vec::new(),
+            evidence: Vec::new(),
         }
     }
 
@@ -360,7 +369,8 @@ impl Engine {
         let decoded = candidates.get(origin.get(best_idx).copied().unwrap_or(0)).is_some_and(|c| c.decoded);
         let slug = DETECTORS[detector].slug;
         let reason = if decoded { format!("{slug}:model (decoded)") } else { format!("{slug}:model") };
-        Ok(ModelScore { score: DetectorScore { score: best, reason }, budget_hit })
+        let field = candidates.get(origin.get(best_idx).copied().unwrap_or(0)).map(|c| c.field);
+        Ok(ModelScore { score: DetectorScore { score: best, reason }, budget_hit, field })
     }
 
     /// The texts `detector`'s model reads, with their fields. SQLi: the gated fields (decoded
@@ -455,6 +465,8 @@ struct ModelText {
 struct ModelScore {
     score: DetectorScore,
     budget_hit: bool,
+    /// The field of the best-scoring text.
+    field: Option<usize>,
 }
 
 /// Window of a long text: `size` bytes, consecutive windows overlapping by `overlap`.

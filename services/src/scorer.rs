@@ -88,7 +88,7 @@ fn headers_as_map<S: serde::Serializer>(headers: &[(String, String)], s: S) -> R
 }
 
 /// A scorer's answer (spec 2.3 without the breakdown).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Verdict {
     pub score: f32,
     pub reason: String,
@@ -100,6 +100,9 @@ pub struct Verdict {
     /// Set when some of the request was not scored in full (comma-separated slugs from the
     /// front door and the engine). Policy (WAF_ON_PARTIAL) decides what it means.
     pub partial: Option<String>,
+    /// The detectors that scored, best first, with their matched fields (the audit log's
+    /// `field` and `top_detectors`); empty for a clean request.
+    pub evidence: Vec<scoring::verdict::Evidence>,
 }
 
 pub use crate::errors::ScoreError;
@@ -153,6 +156,7 @@ pub async fn score_in_process(engine: &Engine, query: &ScoreQuery, scope: Option
         detector: all.detector.to_string(),
         incomplete: all.model_error.as_ref().map(|e| missing_model_code(e).to_string()),
         partial: join_partial(&query.partial, &all.partial),
+        evidence: all.evidence,
     }
 }
 
@@ -224,6 +228,9 @@ struct ScoreAllAnswer {
     /// The engine's partial slugs, comma-separated (absent when everything was scored).
     #[serde(default)]
     partial: Option<String>,
+    /// What each detector matched and where (absent for a clean request).
+    #[serde(default)]
+    evidence: Vec<scoring::verdict::Evidence>,
 }
 
 /// Tries per call: the first address, then one other.
@@ -316,6 +323,7 @@ impl RemoteScorer {
             detector: answer.detector,
             incomplete,
             partial: join_partial(&query.partial, &engine_partial),
+            evidence: answer.evidence,
         })
     }
 }

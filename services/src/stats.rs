@@ -178,6 +178,7 @@ mod tests {
             query: String::new(),
             truncated: Vec::new(),
             partial: String::new(),
+            ..Default::default()
         }
     }
 

@@ -90,7 +90,14 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert("x-waf-score", "0.0000".parse().unwrap());
         headers.insert("x-waf-would-have-killed", "false".parse().unwrap());
-        let verdict = Ok(Verdict { score: 0.97, reason: "sqli:union".into(), detector: "sqli".into(), incomplete: None, partial: None });
+        let verdict = Ok(Verdict {
+            score: 0.97,
+            reason: "sqli:union".into(),
+            detector: "sqli".into(),
+            incomplete: None,
+            partial: None,
+            ..Default::default()
+        });
         let decision = Decision { action: Action::ShadowKill, effect: Effect::Forward, cause: None };
         stamp(&mut headers, &verdict_headers(&verdict, decision, WafMode::Shadow));
         assert_eq!(headers["x-waf-score"], "0.9700");

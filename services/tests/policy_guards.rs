@@ -31,7 +31,18 @@ allow_ips = ["127.0.0.4"]
 name = "login-limit"
 path = "/login"
 rate_limit = { requests = 1, per_seconds = 60, burst = 3 }
+
+[[scope]]
+name = "api-key-limit"
+path = "/api/v1"
+rate_limit = { requests = 1, per_seconds = 60, burst = 2, key = "header:x-api-key" }
 "#;
+
+fn with_key(key: &str) -> Request<Full<Bytes>> {
+    let mut req = get_at("shop.test", "/api/v1/items");
+    req.headers_mut().insert("x-api-key", key.parse().unwrap());
+    req
+}
 
 fn from(ip: &str) -> Option<IpAddr> {
     Some(ip.parse().unwrap())
@@ -66,9 +77,16 @@ async fn ip_lists_and_rate_limits() {
     // Other routes are not limited.
     assert_eq!(send_from(addr, from("127.0.0.5"), get_at("shop.test", "/home")).await.unwrap().status, 200);
 
+    // Keyed by API key: one key's bucket empties whichever address sends it; another key (from
+    // the same address) has its own.
+    assert_eq!(send_from(addr, from("127.0.0.7"), with_key("k1")).await.unwrap().status, 200);
+    assert_eq!(send_from(addr, from("127.0.0.8"), with_key("k1")).await.unwrap().status, 200);
+    assert_eq!(send_from(addr, from("127.0.0.9"), with_key("k1")).await.unwrap().status, 429, "key k1 is spent");
+    assert_eq!(send_from(addr, from("127.0.0.9"), with_key("k2")).await.unwrap().status, 200, "key k2 has its own bucket");
+
     let text = metrics_text(addr).await;
-    assert_eq!(sample(&text, "waf_rate_limited_total"), 1.0, "{text}");
-    assert!(text.contains("waf_kills_total{detector=\"rate-limit\",action=\"active_kill\"} 1"), "{text}");
+    assert_eq!(sample(&text, "waf_rate_limited_total"), 2.0, "{text}");
+    assert!(text.contains("waf_kills_total{detector=\"rate-limit\",action=\"active_kill\"} 2"), "{text}");
     assert!(text.contains("waf_kills_total{detector=\"ip-deny\",action=\"active_kill\"} 1"), "{text}");
     let events = send(addr, get("/api/events/recent")).await.json();
     let reasons: Vec<&str> = events.as_array().unwrap().iter().filter_map(|e| e["reason"].as_str()).collect();

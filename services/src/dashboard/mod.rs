@@ -17,6 +17,7 @@ pub const ADMIN_COOKIE: &str = "rampart_admin";
 const INDEX: &str = include_str!("assets/index.html");
 const APP_JS: &str = include_str!("assets/app.js");
 const DEMO_JS: &str = include_str!("assets/demo.js");
+const EXCLUDE_JS: &str = include_str!("assets/exclude.js");
 const APP_CSS: &str = include_str!("assets/app.css");
 /// The demo panel's catalogue is data, not code: groups of items with a title, description,
 /// method, path, body and whether the item is an attack.
@@ -31,10 +32,22 @@ pub fn asset(path: &str) -> Option<(&'static str, &'static str)> {
         "" | "/" => (INDEX, "text/html; charset=utf-8"),
         "/app.js" => (APP_JS, "text/javascript; charset=utf-8"),
         "/demo.js" => (DEMO_JS, "text/javascript; charset=utf-8"),
+        "/exclude.js" => (EXCLUDE_JS, "text/javascript; charset=utf-8"),
         "/app.css" => (APP_CSS, "text/css; charset=utf-8"),
         "/demos.json" => (DEMOS, "application/json"),
         _ => return None,
     })
+}
+
+/// The page's only dynamic resource: whether a policy file is in use (the feed's "exclude"
+/// button writes to it; without one the page says why there is none).
+pub const POLICY_INFO: &str = "/_waf/dashboard/policy.json";
+
+pub fn policy_info(file: Option<&std::path::Path>) -> Response<Full<Bytes>> {
+    let body = serde_json::json!({ "policy_file": file.is_some(), "path": file.map(|p| p.display().to_string()) });
+    let mut resp = asset_response("", "application/json");
+    *resp.body_mut() = Full::new(Bytes::from(body.to_string()));
+    resp
 }
 
 pub fn asset_response(body: &'static str, content_type: &'static str) -> Response<Full<Bytes>> {
@@ -76,6 +89,7 @@ mod tests {
         assert!(asset("/_waf/dashboard").is_some());
         assert!(asset("/_waf/dashboard/app.js").is_some());
         assert!(asset("/_waf/dashboard/demo.js").is_some());
+        assert!(asset("/_waf/dashboard/exclude.js").is_some());
         assert!(asset("/_waf/dashboard/nope").is_none());
         assert!(asset("/other").is_none());
         let demos: serde_json::Value = serde_json::from_str(DEMOS).expect("demos.json is JSON");

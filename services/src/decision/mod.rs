@@ -137,6 +137,7 @@ mod tests {
             detector: String::new(),
             incomplete: incomplete.then(|| "model-loading".to_string()),
             partial: partial.then(|| "arena-cap".to_string()),
+            ..Default::default()
         })
     }
 

@@ -12,11 +12,18 @@ pub const DETECTOR: usize = 64;
 pub const SOURCE_IP: usize = 64;
 /// For the comma-joined work-bound slugs (`Verdict.partial`) once events carry them.
 pub const PARTIAL: usize = 128;
+/// The audit fields (docs/AUDIT.md).
+pub const HOST: usize = 256;
+pub const USER_AGENT: usize = 512;
+pub const FIELD: usize = 256;
+pub const RULE: usize = 128;
+pub const SCOPE: usize = 128;
 
 /// The largest serialised event line: the capped fields, the fixed ones (timestamp, score,
-/// mode, action, latency, component: under 230 bytes with their keys), the field names and the
-/// `truncated` list (at most every capped field's name). Checked by a test below.
-pub const MAX_EVENT_BYTES: usize = 5 * 1024;
+/// mode, action, latency, component: under 230 bytes with their keys), the field names, up to
+/// three top detectors (each capped) and the `truncated` list (at most every capped field's
+/// name). Checked by a test in events/mod.rs.
+pub const MAX_EVENT_BYTES: usize = 8 * 1024;
 
 /// Marks a field that was cut (the text ends with it, so a reader sees the cut too).
 const ELLIPSIS: &str = "…";

@@ -3,6 +3,7 @@
 
 mod audit;
 pub mod caps;
+mod evidence;
 mod sse;
 mod time;
 
@@ -17,6 +18,7 @@ use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
 pub use audit::{AuditLog, AuditTarget};
+pub use evidence::{rule_id, TopDetector};
 pub use sse::SseBody;
 pub use time::rfc3339_utc;
 
@@ -38,10 +40,14 @@ pub const SUBSCRIBER_BYTES: usize = 1 << 20;
 /// bounds all subscribers together at 32 MiB.
 pub const MAX_SUBSCRIBERS: usize = 32;
 
-/// Spec 2.1, plus `detector` and `query` (the dashboard shows both).
-#[derive(Clone, Debug, Serialize)]
+/// Spec 2.1, plus `detector` and `query` (the dashboard shows both), plus the audit fields
+/// for SIEMs (docs/AUDIT.md, docs/audit-event.schema.json): always present, empty when unknown.
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct Event {
     pub timestamp: String,
+    /// Unique per event and stable: what `POST /api/exclusions` takes. A request's event has
+    /// its request's id.
+    pub event_id: String,
     /// The request's id: the same in its tracing span and its audit line (crate::request_id).
     pub request_id: String,
     pub method: String,
@@ -64,6 +70,19 @@ pub struct Event {
     /// Fields cut to their byte cap ([`caps`]).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub truncated: Vec<&'static str>,
+    /// The request's Host (or :authority), as sent.
+    pub host: String,
+    pub user_agent: String,
+    /// Where the deciding detector matched: `query:q`, `body:name`, `header:referer`,
+    /// `cookie:id`, `path`, `body` (an unstructured body) — a policy field selector.
+    pub field: String,
+    /// The deciding rule's id (`script-tag`); empty for a model's verdict or no hit.
+    pub rule: String,
+    /// The policy scope that decided (the most specific matching one): `flags` without a
+    /// policy file, `defaults`, or a `[[scope]]` name.
+    pub scope: String,
+    /// The detectors that scored above 0, best first (at most 3).
+    pub top_detectors: Vec<TopDetector>,
 }
 
 /// The request an event describes.
@@ -74,6 +93,10 @@ pub struct RequestFacts<'a> {
     pub query: &'a str,
     pub source_ip: String,
     pub component: &'static str,
+    pub host: &'a str,
+    pub user_agent: &'a str,
+    /// The deciding policy scope's name.
+    pub scope: &'a str,
 }
 
 impl Event {
@@ -93,8 +116,16 @@ impl Event {
             Err(err) => (0.0, err.event_reason().to_string(), String::new(), String::new()),
         };
         let mut truncated = Vec::new();
+        let (field, top_detectors) = match verdict {
+            Ok(v) if !v.evidence.is_empty() => (evidence::matched_field(v), evidence::top_detectors(v, &mut truncated)),
+            _ => ("", Vec::new()),
+        };
+        // The rule behind the event's own reason (a policy reason names none).
+        let rule = if reason == verdict.as_ref().map_or("", |v| v.reason.as_str()) { rule_id(&reason).unwrap_or("") } else { "" };
         Event {
             timestamp: rfc3339_utc(std::time::SystemTime::now()),
+            // Ours, never the client's (crate::request_id): no cap needed.
+            event_id: request.request_id.to_string(),
             request_id: request.request_id.to_string(),
             method: caps::capped("method", request.method, caps::METHOD, &mut truncated),
             path: caps::capped("path", request.path, caps::PATH, &mut truncated),
@@ -108,6 +139,12 @@ impl Event {
             detector: caps::capped("detector", &detector, caps::DETECTOR, &mut truncated),
             query: caps::capped("query", request.query, caps::QUERY, &mut truncated),
             partial: caps::capped("partial", &partial, caps::PARTIAL, &mut truncated),
+            host: caps::capped("host", request.host, caps::HOST, &mut truncated),
+            user_agent: caps::capped("user_agent", request.user_agent, caps::USER_AGENT, &mut truncated),
+            field: caps::capped("field", field, caps::FIELD, &mut truncated),
+            rule: caps::capped("rule", rule, caps::RULE, &mut truncated),
+            scope: caps::capped("scope", request.scope, caps::SCOPE, &mut truncated),
+            top_detectors,
             truncated,
         }
     }
@@ -247,6 +284,7 @@ mod tests {
     fn event(n: usize) -> Event {
         Event {
             timestamp: rfc3339_utc(std::time::SystemTime::UNIX_EPOCH),
+            event_id: format!("{n:020x}"),
             request_id: format!("{n:020x}"),
             method: "GET".into(),
             path: format!("/e/{n}"),
@@ -261,6 +299,12 @@ mod tests {
             query: String::new(),
             partial: String::new(),
             truncated: Vec::new(),
+            host: String::new(),
+            user_agent: String::new(),
+            field: String::new(),
+            rule: String::new(),
+            scope: String::new(),
+            top_detectors: Vec::new(),
         }
     }
 
@@ -280,14 +324,49 @@ mod tests {
     fn a_maximal_event_stays_within_the_documented_line_size() {
         let huge = "\"\u{1}".repeat(100_000);
         let id = crate::request_id::RequestId::next();
-        let request =
-            RequestFacts { request_id: id.as_str(), method: &huge, path: &huge, query: &huge, source_ip: huge.clone(), component: "proxy" };
-        let verdict = Ok(Verdict { score: 1.0, reason: huge.clone(), detector: huge.clone(), incomplete: None, partial: None });
+        let request = RequestFacts {
+            request_id: id.as_str(),
+            method: &huge,
+            path: &huge,
+            query: &huge,
+            source_ip: huge.clone(),
+            component: "proxy",
+            host: &huge,
+            user_agent: &huge,
+            scope: &huge,
+        };
+        let evidence =
+            scoring::verdict::Evidence { detector: huge.clone(), score: 1.0, reason: format!("x:{huge}"), field: Some(huge.clone()) };
+        let verdict = Ok(Verdict {
+            score: 1.0,
+            reason: huge.clone(),
+            detector: huge.clone(),
+            partial: Some(huge.clone()),
+            evidence: vec![evidence; 5],
+            ..Default::default()
+        });
         let decision = Decision { action: crate::decision::Action::Passed, effect: crate::decision::Effect::Forward, cause: None };
         let event = Event::new(request, &verdict, decision, WafMode::Shadow, 1e9);
         let line = serde_json::to_vec(&event).unwrap();
         assert!(line.len() <= caps::MAX_EVENT_BYTES, "{} bytes", line.len());
-        assert_eq!(event.truncated, ["method", "path", "source_ip", "reason", "detector", "query"]);
+        assert_eq!(event.top_detectors.len(), 3);
+        assert_eq!(
+            event.truncated,
+            [
+                "top_detectors",
+                "method",
+                "path",
+                "source_ip",
+                "reason",
+                "detector",
+                "query",
+                "partial",
+                "host",
+                "user_agent",
+                "field",
+                "scope"
+            ]
+        );
     }
 
     #[tokio::test]

@@ -146,7 +146,8 @@ impl Gate {
     /// [`Gate::inspect`] under the policy scopes matching `host` (the request's Host or
     /// :authority), its method and path: resolved once here, for every door.
     pub async fn inspect_at(&self, mut summary: RequestSummary<'_>, host: &str) -> Ruling {
-        let resolved = self.rules.load().resolve(host, summary.method, summary.path);
+        let policy = self.rules.load();
+        let resolved = policy.resolve(host, summary.method, summary.path);
         let mode = match resolved.mode {
             None => self.mode(),
             Some(ScopeMode::Shadow) => WafMode::Shadow,
@@ -162,18 +163,20 @@ impl Gate {
         }
         let mut retry_after = None;
         if let Some((limiter, scope)) = &guards.rate_limit {
-            if let Err(wait) = limiter.check(&summary.client) {
+            if let Err(wait) = limiter.check(&limiter.key.of(&summary.client, &summary.scored.headers)) {
                 RateLimited { scope, client: &summary.client }.emit(&self.metrics);
                 summary.preset.get_or_insert_with(|| policy_verdict("rate-limit"));
                 retry_after = Some(wait);
             }
         }
-        let mut scored = std::mem::take(&mut summary.scored);
-        scored.client.get_or_insert_with(|| summary.client.clone());
+        summary.scored.client.get_or_insert_with(|| summary.client.clone());
         let started = Instant::now();
         let verdict = match summary.preset.clone() {
             Some(preset) => Ok(preset),
-            None => self.score(&scored, &resolved).await,
+            None => self.score(&summary.scored, &resolved).await.map(|mut verdict| {
+                custom_rules(&policy, host, &summary, &mut verdict);
+                verdict
+            }),
         };
         let scoring_time = started.elapsed();
         let decision = decide(mode, resolved.threshold, &resolved.fail, &verdict);
@@ -189,7 +192,7 @@ impl Gate {
         let mut ruling = Ruling::new(mode, decision, verdict, scoring_time);
         ruling.kill_response = resolved.kill_response;
         ruling.retry_after = retry_after.filter(|_| ruling.effect() == Effect::Kill);
-        self.record(summary.facts(), &ruling, summary.demo);
+        self.record(summary.facts(host, resolved.scope_name()), &ruling, summary.demo);
         ruling
     }
 
@@ -207,8 +210,7 @@ impl Gate {
     /// A scope with `mode = "off"`: forwarded unscored, neither counted nor recorded.
     fn unscored(mode: WafMode) -> Ruling {
         let decision = Decision { action: Action::Passed, effect: Effect::Forward, cause: None };
-        let verdict = Verdict { score: 0.0, reason: String::new(), detector: String::new(), incomplete: None, partial: None };
-        Ruling::new(mode, decision, Ok(verdict), Duration::ZERO)
+        Ruling::new(mode, decision, Ok(Verdict::default()), Duration::ZERO)
     }
 
     /// Records a request the door refused before scoring (the proxy's body timeout, its body
@@ -221,9 +223,11 @@ impl Gate {
             detector: String::new(),
             incomplete: None,
             partial: why.partial().map(Into::into),
+            evidence: Vec::new(),
         };
         let ruling = Ruling::new(self.mode(), decision, Ok(verdict), Duration::ZERO);
-        self.record(summary.facts(), &ruling, summary.demo);
+        // Refused before the policy was resolved: no scope decided.
+        self.record(summary.facts("", ""), &ruling, summary.demo);
     }
 
     fn record(&self, facts: RequestFacts<'_>, ruling: &Ruling, demo: Option<crate::stats::Demo>) {
@@ -235,8 +239,22 @@ impl Gate {
     }
 }
 
+/// The policy's custom rules (virtual patches) over the request: the best hit joins the
+/// verdict (and decides it when it scores higher). Nothing is parsed when no rule applies.
+fn custom_rules(policy: &PolicySet, host: &str, summary: &RequestSummary<'_>, verdict: &mut Verdict) {
+    let rules = policy.custom_rules();
+    if rules.is_empty() {
+        return;
+    }
+    let host = crate::policy::normalize_host(host);
+    let input = scoring::ScoreInput { request_text: &summary.scored.request_text, headers: &summary.scored.headers };
+    if let Some(hit) = rules.check(&host, summary.method, summary.path, &input) {
+        crate::policy::custom_rules::apply(hit, verdict);
+    }
+}
+
 /// A verdict the policy reached without scoring (`ip-deny`, `rate-limit`): decided by the mode
 /// like an attack's, with the check as its detector and reason.
 fn policy_verdict(check: &str) -> Verdict {
-    Verdict { score: 1.0, reason: check.to_string(), detector: check.to_string(), incomplete: None, partial: None }
+    Verdict { score: 1.0, reason: check.to_string(), detector: check.to_string(), ..Default::default() }
 }

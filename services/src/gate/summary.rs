@@ -48,8 +48,9 @@ pub struct RequestSummary<'a> {
 }
 
 impl RequestSummary<'_> {
-    /// The request as its event describes it.
-    pub fn facts(&self) -> RequestFacts<'_> {
+    /// The request as its event describes it: `host` as the door read it, `scope` the policy
+    /// scope that decided.
+    pub fn facts<'s>(&'s self, host: &'s str, scope: &'s str) -> RequestFacts<'s> {
         RequestFacts {
             request_id: self.request_id.as_str(),
             method: self.method,
@@ -57,6 +58,14 @@ impl RequestSummary<'_> {
             query: self.query,
             source_ip: self.client.clone(),
             component: self.component.as_str(),
+            host,
+            user_agent: self.user_agent(),
+            scope,
         }
+    }
+
+    /// The User-Agent among the scored headers (every door forwards it: it is always scored).
+    fn user_agent(&self) -> &str {
+        self.scored.headers.iter().find(|(name, _)| name.eq_ignore_ascii_case("user-agent")).map_or("", |(_, value)| value.as_str())
     }
 }

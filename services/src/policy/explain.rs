@@ -26,6 +26,18 @@ pub fn describe(set: &PolicySet, defaults: &Resolved) -> String {
     if set.scopes.is_empty() {
         let _ = writeln!(out, "  (none)");
     }
+    let rules = set.custom_rules().rules();
+    let _ = writeln!(out, "custom rules (one Hyperscan database, compiled):{}", if rules.is_empty() { " none" } else { "" });
+    for rule in rules {
+        let what = match (&rule.pattern, &rule.literal) {
+            (Some(p), _) => format!("pattern {:?}", p.get_ref()),
+            (None, Some(l)) => format!("literal {l:?}"),
+            (None, None) => String::new(),
+        };
+        let host = rule.host.as_ref().map(|h| format!(", host {h}")).unwrap_or_default();
+        let path = rule.path.as_ref().map(|p| format!(", path {p}")).unwrap_or_default();
+        let _ = writeln!(out, "  - {}: {what} in {:?}, score {}{host}{path}", rule.id.0, rule.part, rule.score);
+    }
     out
 }
 

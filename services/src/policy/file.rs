@@ -21,6 +21,9 @@ pub struct PolicyFile {
     pub defaults: ScopeFile,
     #[serde(default, rename = "scope")]
     pub scopes: Vec<ScopeFile>,
+    /// Custom rules (virtual patching), compiled into their own Hyperscan database.
+    #[serde(default)]
+    pub rules: Vec<super::custom_rules::RuleFile>,
 }
 
 /// One `[[scope]]` (or `[defaults]`): which requests it covers, then what it sets; every

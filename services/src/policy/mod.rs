@@ -5,6 +5,7 @@
 //! order in docs/POLICY.md). A process started without a file runs on the baseline alone,
 //! exactly as before.
 
+pub mod custom_rules;
 pub mod explain;
 mod file;
 pub mod from_event;
@@ -186,12 +187,20 @@ pub struct PolicySet {
     defaults_mode: Option<WafMode>,
     base: Arc<Resolved>,
     scopes: Vec<CompiledScope>,
+    /// `[[rules]]`, compiled with this generation and swapped in with it.
+    custom: custom_rules::CustomRules,
 }
 
 impl PolicySet {
     /// The flags alone: no file.
     pub fn baseline(baseline: Baseline) -> Self {
-        PolicySet { source: None, defaults_mode: None, base: Arc::new(Resolved::baseline(baseline).finish()), scopes: Vec::new() }
+        PolicySet {
+            source: None,
+            defaults_mode: None,
+            base: Arc::new(Resolved::baseline(baseline).finish()),
+            scopes: Vec::new(),
+            custom: custom_rules::CustomRules::none(),
+        }
     }
 
     pub fn load(path: &Path, baseline: Baseline) -> Result<Self, PolicyError> {
@@ -218,6 +227,7 @@ impl PolicySet {
         };
         let mut base = Resolved::baseline(baseline);
         base.apply("defaults", &ScopeFile { mode: None, ..defaults.clone() }, &Guards::of("defaults", defaults));
+        let custom = custom_rules::CustomRules::compile(file.rules, text)?;
         let mut scopes: Vec<CompiledScope> = Vec::new();
         for (i, scope) in file.scopes.into_iter().enumerate() {
             let name = scope.name.clone().unwrap_or_else(|| format!("scope #{}", i + 1));
@@ -229,7 +239,7 @@ impl PolicySet {
         }
         // A stable sort keeps file order among equals.
         scopes.sort_by_key(CompiledScope::rank);
-        Ok(PolicySet { source: None, defaults_mode, base: Arc::new(base.finish()), scopes })
+        Ok(PolicySet { source: None, defaults_mode, base: Arc::new(base.finish()), scopes, custom })
     }
 
     /// What every request gets when no scope matches.
@@ -261,6 +271,10 @@ impl PolicySet {
             })
     }
 
+    pub fn custom_rules(&self) -> &custom_rules::CustomRules {
+        &self.custom
+    }
+
     pub fn scope_names(&self) -> impl Iterator<Item = &str> {
         self.scopes.iter().map(|s| s.name.as_str())
     }
@@ -281,7 +295,7 @@ impl PolicySet {
 }
 
 /// `Shop.Example.com:8443` -> `shop.example.com`; `[::1]:80` -> `[::1]`.
-fn normalize_host(host: &str) -> String {
+pub fn normalize_host(host: &str) -> String {
     let host = host.trim().trim_end_matches('.');
     let without_port = match host.rsplit_once(':') {
         Some((name, port))

@@ -92,6 +92,9 @@ fn dashboard_asset(proxy: &Proxy, req: &Request<Incoming>, conn: ConnInfo) -> Re
         }
     }
     proxy.admin.check(&AdminAsk::of(canonical(conn.peer.ip()), req))?;
+    if path == dashboard::POLICY_INFO {
+        return Ok(boxed(dashboard::policy_info(proxy.gate.policy().source())));
+    }
     let (body, content_type) = dashboard::asset(path).ok_or_else(|| ApiError::NotFound(format!("no dashboard asset {path}")))?;
     Ok(boxed(dashboard::asset_response(body, content_type)))
 }

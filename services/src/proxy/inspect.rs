@@ -75,13 +75,8 @@ impl Proxy {
             request.scored.partial.push("body-budget".into());
         }
         if buffered.oversize && self.oversize_body == OversizeBody::Block {
-            request.preset = Some(Verdict {
-                score: 1.0,
-                reason: "body-limit:exceeded".into(),
-                detector: "body-limit".into(),
-                incomplete: None,
-                partial: None,
-            });
+            request.preset =
+                Some(Verdict { score: 1.0, reason: "body-limit:exceeded".into(), detector: "body-limit".into(), ..Default::default() });
         }
         // HTTP/2 names the host in :authority, HTTP/1.1 in Host: policy scopes match either.
         let host =

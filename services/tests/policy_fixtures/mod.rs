@@ -56,19 +56,41 @@ pub fn write_policy(path: &Path, text: &str) {
 /// `rampart proxy --policy <dir>/policy.toml` in front of `target`, pattern detectors only,
 /// active mode unless `extra` says otherwise; waits until it listens.
 pub fn start_policy_proxy(dir: &Path, target: SocketAddr, extra: &[&str]) -> PolicyProxy {
+    start_proxy(dir, target, Some(&dir.join("policy.toml")), extra)
+}
+
+/// One of several proxies reading `<dir>/policy.toml`, each logging to `<dir>/<name>.log`
+/// and keeping the folder (`dir`) to itself only in name.
+pub fn start_replica(dir: &Path, name: &str, target: SocketAddr, extra: &[&str]) -> PolicyProxy {
+    let own = dir.join(name);
+    std::fs::create_dir_all(&own).unwrap();
+    start_logged(&own, target, Some(&dir.join("policy.toml")), extra)
+}
+
+/// The same proxy without `--policy`: the flags are the whole policy.
+pub fn start_proxy_without_policy(dir: &Path, target: SocketAddr, extra: &[&str]) -> PolicyProxy {
+    start_proxy(dir, target, None, extra)
+}
+
+fn start_proxy(dir: &Path, target: SocketAddr, policy: Option<&Path>, extra: &[&str]) -> PolicyProxy {
+    start_logged(dir, target, policy, extra)
+}
+
+/// `rampart proxy` logging to `<dir>/proxy.log`.
+fn start_logged(dir: &Path, target: SocketAddr, policy: Option<&Path>, extra: &[&str]) -> PolicyProxy {
     let log = dir.join("proxy.log");
-    let policy = dir.join("policy.toml");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_rampart"));
     cmd.current_dir(workspace_root())
-        .args(["proxy", "--proxy-addr", "127.0.0.1:0", "--no-models", "--audit-log", "off"])
+        .args(["proxy", "--proxy-addr", "127.0.0.1:0", "--no-models"])
         .arg("--target-url")
-        .arg(format!("http://{target}"))
-        .arg("--policy")
-        .arg(&policy)
-        .args(extra)
-        .env("RAMPART_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(std::fs::File::create(&log).unwrap());
+        .arg(format!("http://{target}"));
+    if let Some(policy) = policy {
+        cmd.arg("--policy").arg(policy);
+    }
+    cmd.args(extra).env("RAMPART_LOG", "info").stdout(Stdio::null()).stderr(std::fs::File::create(&log).unwrap());
+    if !extra.contains(&"--audit-log") {
+        cmd.args(["--audit-log", "off"]);
+    }
     if !extra.contains(&"--mode") {
         cmd.args(["--mode", "active"]);
     }

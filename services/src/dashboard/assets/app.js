@@ -359,6 +359,8 @@
     const actionCell = el("td", "c-action");
     actionCell.append(el("span", `badge badge-${action}`, ev.action === action ? ACTION_LABEL[action] : String(ev.action)));
     if (ev.reason) actionCell.title = `${ev.reason} (${ev.mode} mode)`;
+    const exclude = window.RampartExclude.button(ev);
+    if (exclude) actionCell.append(" ", exclude);
     const latency = el("td", "mono num c-latency", fmtMs(Number(ev.latency_ms)));
     tr.append(tsCell, ip, method, path, scoreCell, detector, actionCell, latency);
     return tr;
@@ -451,7 +453,9 @@
     setInterval(() => {
       if (!document.hidden) refreshStats();
     }, STATS_EVERY_MS);
-    connect();
+    // The feed connects once the page knows whether exclusions can be written: the replayed
+    // rows get their "exclude" button too.
+    window.RampartExclude.init({ $, el, api }).finally(connect);
     // The demo panel lives in demo.js (loaded first): it gets the few helpers it shares.
     window.RampartDemos.load({ $, el, api, readable, state, onSent: () => scheduleStats(STATS_DEBOUNCE_MS) });
   }
