@@ -12,6 +12,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+mod common;
+mod policy_fixtures;
+
 const CHROMIUM: &str = "/usr/bin/chromium";
 /// The spec script bounds itself at 240 s; this is the backstop.
 const SPEC_TIMEOUT: Duration = Duration::from_secs(300);
@@ -131,12 +134,29 @@ fn dashboard_end_to_end_in_chromium() {
     }
 
     let shots = root.join("target/e2e-screenshots");
-    let spec = root.join("e2e/dashboard.spec.mjs");
+    let (status, out, err) = run_spec(&root, "e2e/dashboard.spec.mjs", &[format!("http://{proxy}")]);
+    drop(rampart);
+    let server_log: Vec<String> = stderr.try_iter().collect();
+    let report = format!(
+        "--- node e2e/dashboard.spec.mjs stdout ---\n{out}\n--- stderr ---\n{err}\n--- rampart stderr ---\n{}\n(screenshots: {})",
+        server_log.join("\n"),
+        shots.display()
+    );
+    match status {
+        Some(status) if status.success() => println!("{report}"),
+        Some(status) => panic!("the dashboard browser test failed ({status}):\n{report}"),
+        None => panic!("the dashboard browser test ran past {} s and was stopped:\n{report}", SPEC_TIMEOUT.as_secs()),
+    }
+}
+
+/// Runs `node <spec> <args>` (bounded by [`SPEC_TIMEOUT`]): its status (None when stopped),
+/// stdout and stderr.
+fn run_spec(root: &Path, spec: &str, args: &[String]) -> (Option<std::process::ExitStatus>, String, String) {
     let mut node = Command::new("node")
-        .arg(&spec)
-        .arg(format!("http://{proxy}"))
-        .current_dir(&root)
-        .env("E2E_SCREENSHOTS", &shots)
+        .arg(root.join(spec))
+        .args(args)
+        .current_dir(root)
+        .env("E2E_SCREENSHOTS", root.join("target/e2e-screenshots"))
         .env("CHROMIUM_PATH", CHROMIUM)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -164,17 +184,35 @@ fn dashboard_end_to_end_in_chromium() {
         }
         std::thread::sleep(Duration::from_millis(100));
     };
-    let (out, err) = (out.join().unwrap_or_default(), err.join().unwrap_or_default());
-    drop(rampart);
-    let server_log: Vec<String> = stderr.try_iter().collect();
-    let report = format!(
-        "--- node e2e/dashboard.spec.mjs stdout ---\n{out}\n--- stderr ---\n{err}\n--- rampart stderr ---\n{}\n(screenshots: {})",
-        server_log.join("\n"),
-        shots.display()
-    );
-    match status {
-        Some(status) if status.success() => println!("{report}"),
-        Some(status) => panic!("the dashboard browser test failed ({status}):\n{report}"),
-        None => panic!("the dashboard browser test ran past {} s and was stopped:\n{report}", SPEC_TIMEOUT.as_secs()),
+    (status, out.join().unwrap_or_default(), err.join().unwrap_or_default())
+}
+
+/// The feed's "exclude" button (e2e/exclude.spec.mjs): with a policy file, an attack killed
+/// through `rampart proxy` becomes a confirmed exclusion from the browser, after which the
+/// same request passes and the payload in another parameter is still killed; without one,
+/// there is no button and the page says why.
+#[test]
+fn exclude_button_in_chromium() {
+    let root = workspace_root();
+    let missing = missing_prerequisites(&root);
+    assert!(missing.is_empty(), "the exclude browser test needs: {} (run scripts/bootstrap)", missing.join("; "));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let app = runtime.block_on(common::proxy::upstream());
+    for expect in ["policy", "none"] {
+        let dir = policy_fixtures::test_dir(&format!("exclude-e2e-{expect}"));
+        policy_fixtures::write_policy(&dir.join("policy.toml"), "[defaults]\nkill_response = \"forbidden\"\n");
+        let proxy = if expect == "policy" {
+            policy_fixtures::start_policy_proxy(&dir, app.addr, &[])
+        } else {
+            policy_fixtures::start_proxy_without_policy(&dir, app.addr, &["--kill-response", "forbidden"])
+        };
+        let (status, out, err) = run_spec(&root, "e2e/exclude.spec.mjs", &[format!("http://{}", proxy.addr), expect.to_string()]);
+        let report = format!("--- stdout ---\n{out}\n--- stderr ---\n{err}\n--- rampart log ---\n{}", proxy.log_text());
+        assert!(status.is_some_and(|s| s.success()), "e2e/exclude.spec.mjs {expect} failed ({status:?}):\n{report}");
+        println!("{out}");
+        if expect == "policy" {
+            let file = std::fs::read_to_string(dir.join("policy.toml")).unwrap();
+            assert!(file.contains("rule = \"script-tag\", field = \"query:q\""), "the file holds the exclusion:\n{file}");
+        }
     }
 }

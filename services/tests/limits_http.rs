@@ -33,7 +33,7 @@ struct RecordingScorer {
 impl Scorer for RecordingScorer {
     fn score<'a>(&'a self, query: &'a ScoreQuery) -> ScoreFuture<'a> {
         self.seen.lock().unwrap().push(Scored { request_text_len: query.request_text.len(), partial: query.partial.clone() });
-        Box::pin(async { Ok(Verdict { score: 0.0, reason: String::new(), detector: String::new(), incomplete: None, partial: None }) })
+        Box::pin(async { Ok(Verdict { score: 0.0, ..Default::default() }) })
     }
     fn location(&self) -> String {
         "recording".into()

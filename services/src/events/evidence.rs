@@ -53,7 +53,7 @@ pub fn top_detectors(verdict: &Verdict, truncated: &mut Vec<&'static str>) -> Ve
 }
 
 /// The field the deciding detector matched in: the evidence of the verdict's detector.
-pub fn matched_field<'v>(verdict: &'v Verdict) -> &'v str {
+pub fn matched_field(verdict: &Verdict) -> &str {
     verdict.evidence.iter().find(|e| e.detector == verdict.detector).and_then(|e| e.field.as_deref()).unwrap_or("")
 }
 
