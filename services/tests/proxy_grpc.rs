@@ -471,3 +471,52 @@ async fn measure_unary_latency_and_scoring_cost() {
         body.len()
     );
 }
+
+/// An h2c upstream that answers with what it read after the body: the names of the request's
+/// trailers, or "no trailers".
+async fn trailer_upstream() -> (SocketAddr, tokio::sync::oneshot::Sender<()>) {
+    let listener = net::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let gate = net::ConnGate::unobserved(net::ServeLimits::default());
+    let answer = |req: http::Request<hyper::body::Incoming>, _conn| async move {
+        use http_body_util::BodyExt;
+        let mut body = req.into_body();
+        let mut seen = String::from("no trailers");
+        while let Some(Ok(frame)) = body.frame().await {
+            if let Ok(trailers) = frame.into_trailers() {
+                seen = format!("trailers: {:?}", trailers.keys().collect::<Vec<_>>());
+            }
+        }
+        http::Response::new(http_body_util::Full::new(Bytes::from(seen)))
+    };
+    tokio::spawn(net::serve_on(listener, None, gate, answer, async move {
+        let _ = rx.await;
+    }));
+    (addr, tx)
+}
+
+#[tokio::test]
+async fn request_trailers_never_reach_an_h2_upstream() {
+    // Nothing scores trailers: forwarded, an h2 application would read `x-note` as a header.
+    let (app, _stop) = trailer_upstream().await;
+    let proxy = start_proxy(app, &["--upstream-protocol", "h2", "--mode", "active"]);
+    let tcp = tokio::net::TcpStream::connect(proxy.addr).await.unwrap();
+    let (client, conn) = h2::client::handshake(tcp).await.unwrap();
+    tokio::spawn(conn);
+    let mut client = client.ready().await.unwrap();
+    let request = http::Request::post(format!("http://{}/notes", proxy.addr)).header("content-type", "text/plain").body(()).unwrap();
+    let (resp, mut stream) = client.send_request(request, false).unwrap();
+    stream.send_data(Bytes::from_static(b"a short note"), false).unwrap();
+    let mut trailers = HeaderMap::new();
+    trailers.insert("x-note", "<script>alert(document.cookie)</script>".parse().unwrap());
+    stream.send_trailers(trailers).unwrap();
+    let resp = resp.await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let mut body = resp.into_body();
+    let mut seen = Vec::new();
+    while let Some(chunk) = body.data().await {
+        seen.extend_from_slice(&chunk.unwrap());
+    }
+    assert_eq!(String::from_utf8_lossy(&seen), "no trailers");
+}
