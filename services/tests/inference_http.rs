@@ -77,9 +77,13 @@ async fn score_all_has_the_spec_shape_and_the_winner() {
     let base = shared_base();
     let v = score(base, "/score/all", "POST /comment\ntext=%3Cimg+src%3Dx+onerror%3Dalert(1)%3E").await;
     let obj = v.as_object().unwrap();
+    // The spec's four fields, plus the one extension a hit carries: where it matched.
     let mut keys: Vec<_> = obj.keys().cloned().collect();
     keys.sort();
-    assert_eq!(keys, ["breakdown", "detector", "reason", "score"]);
+    assert_eq!(keys, ["breakdown", "detector", "evidence", "reason", "score"]);
+    let evidence = v["evidence"].as_array().expect("evidence is a list");
+    assert_eq!(evidence[0]["detector"], "xss", "{v}");
+    assert_eq!(evidence[0]["field"], "body:text", "{v}");
     assert_eq!(v["detector"], "xss");
     assert_eq!(v["score"].as_f64().unwrap(), 0.95);
     let breakdown = v["breakdown"].as_object().unwrap();
