@@ -1,13 +1,12 @@
 //! Real nginx for the auth_request tests: renders one of the operator configs in deploy/nginx/
 //! (the very files operators use) with free ports and a private prefix, starts
-//! `nginx -p <prefix> -c <conf>` as a child process, waits until it accepts, and stops it on
-//! Drop. A missing nginx or Lua module fails the test with a pointer to scripts/bootstrap.
+//! `nginx -p <prefix> -c <conf>` through testkit (checked with `-t`, ready once it accepts, stopped
+//! on Drop). A missing nginx or Lua module fails the test with a pointer to scripts/bootstrap.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 
 use super::workspace_root;
 
@@ -38,7 +37,8 @@ const NGINX_BIN: &str = "nginx";
 const LUA_MODULES: [&str; 2] = ["/usr/lib/nginx/modules/ndk_http_module.so", "/usr/lib/nginx/modules/ngx_http_lua_module.so"];
 
 pub struct Nginx {
-    child: Child,
+    /// The running master (testkit stops it on drop); `None` only while dropping.
+    process: Option<testkit::nginx::Nginx>,
     pub addr: SocketAddr,
     pub prefix: PathBuf,
     pub config: Config,
@@ -63,32 +63,14 @@ impl Nginx {
 
 impl Drop for Nginx {
     fn drop(&mut self) {
-        // SIGTERM to the master: it stops its worker too (a SIGKILL would orphan the worker,
-        // still holding the port). SIGKILL only if it does not go within 5 s.
-        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                let _ = std::fs::remove_dir_all(&self.prefix);
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        // Stop nginx first (testkit's drop: SIGTERM to the master, which stops its worker),
+        // then remove the prefix it was writing into.
+        drop(self.process.take());
         let _ = std::fs::remove_dir_all(&self.prefix);
     }
 }
 
-/// A port nobody listens on right now (bound, then released).
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-/// Whether `prefix/nginx.pid` names `pid`.
-fn holds_pid(prefix: &Path, pid: u32) -> bool {
-    std::fs::read_to_string(prefix.join("nginx.pid")).is_ok_and(|text| text.trim() == pid.to_string())
-}
+pub use testkit::free_port;
 
 /// An address where nothing listens, and nothing can start listening while the value lives:
 /// the port is bound but never put into listening state, so connections to it are refused.
@@ -156,47 +138,11 @@ pub fn start(config: Config, auth: SocketAddr, upstream: SocketAddr) -> Nginx {
     // Another process may take the free port before nginx binds it: retry with a new one.
     for _attempt in 0..3 {
         let listen = SocketAddr::from(([127, 0, 0, 1], free_port()));
-        let conf = prefix.join("nginx.conf");
-        std::fs::write(&conf, render(config, &prefix, listen, auth, upstream)).unwrap();
-        let args = |extra: &[&str]| {
-            let mut cmd = Command::new(NGINX_BIN);
-            cmd.arg("-p").arg(&prefix).arg("-c").arg(&conf).arg("-e").arg(prefix.join("error.log")).args(extra);
-            cmd
-        };
-        let test = args(&["-t", "-q"]).output().expect("nginx runs");
-        assert!(
-            test.status.success(),
-            "nginx rejected {} (rendered at {}): {}{}",
-            config.file_name(),
-            conf.display(),
-            String::from_utf8_lossy(&test.stdout),
-            String::from_utf8_lossy(&test.stderr)
-        );
-        let _ = std::fs::remove_file(prefix.join("nginx.pid"));
-        let mut child =
-            args(&["-g", "daemon off;"]).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("nginx starts");
-        let error_log = || std::fs::read_to_string(prefix.join("error.log")).unwrap_or_default();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            // nginx writes its pid once it holds its listening socket; only then can a
-            // connection be told from one to some other process that took the port. (`nginx -t`
-            // leaves an empty pid file behind, so the file must name this child.)
-            if holds_pid(&prefix, child.id()) && TcpStream::connect_timeout(&listen, Duration::from_millis(200)).is_ok() {
-                return Nginx { child, addr: listen, prefix, config };
-            }
-            if let Ok(Some(status)) = child.try_wait() {
-                let log = error_log();
-                if log.contains("Address already in use") {
-                    break;
-                }
-                panic!("nginx ({}) exited with {status} before accepting:\n{log}", config.file_name());
-            }
-            if Instant::now() >= deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("nginx ({}) did not accept on {listen} within 10 s:\n{}", config.file_name(), error_log());
-            }
-            std::thread::sleep(Duration::from_millis(20));
+        let rendered = render(config, &prefix, listen, auth, upstream);
+        match testkit::nginx::Nginx::start(&prefix, &rendered, listen) {
+            Ok(process) => return Nginx { process: Some(process), addr: listen, prefix, config },
+            Err(err) if err.to_string().contains("Address already in use") => continue,
+            Err(err) => panic!("nginx ({}, rendered at {}): {err}", config.file_name(), prefix.join("nginx.conf").display()),
         }
     }
     panic!("nginx could not bind a free port in 3 attempts");
