@@ -1,4 +1,6 @@
-//! Shared bench inputs: realistic benign bodies and attack requests.
+//! Shared bench inputs: realistic benign bodies and attack requests; the load binaries' flags.
+
+pub mod load_args;
 
 /// A realistic ~1 KB urlencoded checkout form, as a request_text.
 pub fn form_1k() -> String {

@@ -59,6 +59,9 @@ pub struct EngineConfig {
     pub scoring_deadline: Duration,
     /// WAF_SENSITIVITY, 1..=4: rules and code findings of a higher level do not count.
     pub sensitivity: u8,
+    /// Where compiled rule databases are kept between starts (process-wide: the first engine
+    /// decides).
+    pub db_cache: crate::patterns::db_cache::CacheDir,
 }
 
 impl Default for EngineConfig {
@@ -76,6 +79,7 @@ impl Default for EngineConfig {
             min_prompt_words: 5,
             scoring_deadline: Duration::from_millis(2000),
             sensitivity: 1,
+            db_cache: Default::default(),
         }
     }
 }
@@ -106,6 +110,7 @@ impl Engine {
                 return Err(EngineError::OrtLibraryMissing(config.ort_dylib.clone()));
             }
         }
+        crate::patterns::db_cache::configure(&config.db_cache);
         let patterns = PatternStage::new(config.rules_dir.as_deref())?;
         let models = ModelSet::start(config.models_dir.as_deref(), &config);
         Ok(Engine { patterns, models, config })

@@ -143,6 +143,11 @@ pub struct EngineArgs {
     /// Folder of rule files replacing the built-in rules.
     #[arg(long = "rules-dir", env = "RAMPART_RULES_DIR", value_name = "RAMPART_RULES_DIR")]
     pub rules_dir: Option<PathBuf>,
+    /// Folder where compiled rule databases are kept between starts (`off`: compile at every
+    /// start). Default `$XDG_CACHE_HOME/rampart/hyperscan`, else `~/.cache/rampart/hyperscan`;
+    /// used only when it belongs to this user and nobody else can write it (docs/RATIONALE.md).
+    #[arg(long = "db-cache-dir", env = "RAMPART_DB_CACHE_DIR", value_name = "RAMPART_DB_CACHE_DIR", default_value = "default")]
+    pub db_cache_dir: scoring::patterns::db_cache::CacheDir,
     /// Intra-op threads per model session.
     #[arg(long = "model-threads", env = "RAMPART_MODEL_THREADS", value_name = "RAMPART_MODEL_THREADS", default_value = "1", value_parser = clap::value_parser!(u16).range(1..=64))]
     pub model_threads: u16,
@@ -193,6 +198,7 @@ impl EngineArgs {
             model_threads: self.model_threads as usize,
             max_model_fields: self.model_windows as usize,
             sensitivity: self.sensitivity,
+            db_cache: self.db_cache_dir.clone(),
             ..Default::default()
         };
         if self.transformer_threads > 0 {

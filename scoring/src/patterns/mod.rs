@@ -1,6 +1,7 @@
 //! The pattern stage: ONE Hyperscan block database for every rule of every regex-backed
 //! detector (and the model gates), scanned once per view.
 
+pub mod db_cache;
 mod field_local;
 pub mod guard;
 pub mod rules;
@@ -177,7 +178,7 @@ impl PatternStage {
         let mut dbs = Vec::with_capacity(plans.len());
         for plan in plans {
             let group: Vec<Pattern> = plan.members.iter().map(|&i| patterns[i].0.clone()).collect();
-            let db: BlockDatabase = match Patterns(group).build() {
+            let db: BlockDatabase = match db_cache::build(group) {
                 Ok(db) => db,
                 Err(err) => return Err(find_bad_rule(&rules).unwrap_or(PatternError::Hyperscan(err.to_string()))),
             };

@@ -13,6 +13,7 @@ use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use clap::Parser;
+use rampart_benches::load_args::LoadArgs;
 use testkit::logged::{curl_status, LoggedChild};
 use testkit::tempdir::TempDir;
 use testkit::wrk::WrkRun;
@@ -24,32 +25,16 @@ use stacks::{EnvoySpec, Stack, Wiring};
 #[derive(Parser, Debug)]
 #[command(about = "nginx + rampart auth and Envoy + rampart extproc vs the bare web servers")]
 struct Args {
-    #[arg(long, env = "BENCH_CONNECTIONS", default_value_t = 32)]
-    connections: u32,
-    /// Seconds per scenario and stack.
-    #[arg(long, env = "BENCH_DURATION_S", default_value_t = 10)]
-    duration_s: u64,
-    #[arg(long, env = "BENCH_THREADS", default_value_t = 2)]
-    threads: u32,
-    /// Seconds of warm-up per stack before timing.
-    #[arg(long, env = "BENCH_WARMUP_S", default_value_t = 2)]
-    warmup_s: u64,
+    #[command(flatten)]
+    load: LoadArgs,
     /// worker_processes of the three nginx stacks (1 as shipped; `auto` = one per core).
     #[arg(long, env = "BENCH_NGINX_WORKERS", default_value = "1")]
     nginx_workers: String,
     /// --concurrency of the two Envoys.
     #[arg(long, env = "BENCH_ENVOY_CONCURRENCY", default_value_t = 1)]
     envoy_concurrency: u32,
-    #[arg(long, env = "BENCH_RAMPART_BIN", default_value = "target/release/rampart")]
-    rampart_bin: PathBuf,
     #[arg(long, env = "ENVOY_BIN", default_value = "vendor/envoy/bin/envoy")]
     envoy_bin: PathBuf,
-    /// Extra flags for `rampart auth` and `rampart extproc` (word-split).
-    #[arg(long, env = "RAMPART_EXTRA_ARGS", default_value = "")]
-    rampart_extra_args: String,
-    /// Keep the temp dir (configs, logs, access logs) and print its path.
-    #[arg(long, env = "BENCH_KEEP_TMP")]
-    keep_tmp: bool,
 }
 
 /// A benign review form as a browser sends it (apostrophes percent-encoded, %27).
@@ -82,7 +67,7 @@ fn run(args: &Args) -> Result<(), KitError> {
     check_prerequisites(args)?;
     let load_before = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let mut tmp = TempDir::new("bench-adapters").map_err(KitError::io("creating the temp dir"))?;
-    if args.keep_tmp {
+    if args.load.keep_tmp {
         tmp.keep();
         log(&format!("keeping {}", tmp.path().display()));
     }
@@ -91,9 +76,9 @@ fn run(args: &Args) -> Result<(), KitError> {
     let wiring = Wiring { upstream, auth: loopback(free_port()), extproc: loopback(free_port()) };
     let (auth_http, extproc_http) = (loopback(free_port()), loopback(free_port()));
 
-    let extra: Vec<String> = args.rampart_extra_args.split_whitespace().map(str::to_string).collect();
+    let extra: Vec<String> = args.load.rampart_extra_args.split_whitespace().map(str::to_string).collect();
     let rampart = |name: &str, flags: [String; 5]| {
-        let mut cmd = Command::new(&args.rampart_bin);
+        let mut cmd = Command::new(&args.load.rampart_bin);
         cmd.args(flags).args(["--mode", "active", "--audit-log", "off"]).args(&extra);
         LoggedChild::spawn(name, cmd, tmp.path())
     };
@@ -164,15 +149,15 @@ fn run(args: &Args) -> Result<(), KitError> {
     .map_err(KitError::io("writing the wrk script"))?;
     let wrk = |stack: Stack, path: &str, seconds: u64, script: Option<&Path>| WrkRun {
         url: format!("http://{}{path}", running[&stack].addr),
-        threads: args.threads,
-        connections: args.connections,
+        threads: args.load.threads,
+        connections: args.load.connections,
         duration: Duration::from_secs(seconds),
         script: script.map(Path::to_path_buf),
     };
-    if args.warmup_s > 0 {
+    if args.load.warmup_s > 0 {
         for stack in stacks::ALL {
-            log(&format!("  {}: warm-up ({} s)", stack.label().trim(), args.warmup_s));
-            wrk(stack, QUERY_PATH, args.warmup_s, None).run()?;
+            log(&format!("  {}: warm-up ({} s)", stack.label().trim(), args.load.warmup_s));
+            wrk(stack, QUERY_PATH, args.load.warmup_s, None).run()?;
         }
     }
     let fail_open_before = envoy_extproc.and_then(|e| e.stat(FAIL_OPEN_STAT));
@@ -186,7 +171,7 @@ fn run(args: &Args) -> Result<(), KitError> {
             log(&format!("  {}: {label}", stack.label().trim()));
             let cpu = || running[&stack].pids.iter().map(|&p| testkit::cpu::cpu_seconds(p)).sum::<f64>();
             let before = cpu();
-            let report = wrk(stack, path, args.duration_s, *script).run()?;
+            let report = wrk(stack, path, args.load.duration_s, *script).run()?;
             let spent = cpu() - before;
             let cpu_us_per_request = if report.requests > 0 { spent * 1e6 / report.requests as f64 } else { 0.0 };
             if report.non_2xx > 0 {
@@ -208,9 +193,7 @@ fn loopback(port: u16) -> SocketAddr {
 }
 
 fn check_prerequisites(args: &Args) -> Result<(), KitError> {
-    if args.threads == 0 || args.threads > args.connections {
-        return Err(KitError::failed("BENCH_THREADS", format!("must be between 1 and BENCH_CONNECTIONS ({})", args.connections)));
-    }
+    args.load.check()?;
     if !args.envoy_bin.is_file() {
         return Err(KitError::failed(
             format!("no Envoy at {}", args.envoy_bin.display()),
@@ -300,7 +283,7 @@ fn header(args: &Args, load_before: &str) -> Vec<String> {
         format!("machine: {cores} cores; {nginx}; Envoy {envoy}"),
         format!(
             "wrk: {} threads, {} connections, {} s per scenario; nginx worker_processes {}; Envoy --concurrency {}; rampart auth/extproc: active mode, scoring in process, audit log off; upstream: nginx, 1 worker, 'ok'",
-            args.threads, args.connections, args.duration_s, args.nginx_workers, args.envoy_concurrency
+            args.load.threads, args.load.connections, args.load.duration_s, args.nginx_workers, args.envoy_concurrency
         ),
         format!(
             "everything ran on this machine, in this run, one stack under load at a time (load average before: {})",

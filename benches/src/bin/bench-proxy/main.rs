@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use rampart_benches::load_args::LoadArgs;
 use testkit::tempdir::TempDir;
 use testkit::wrk::WrkRun;
 use testkit::KitError;
@@ -23,18 +24,8 @@ use scenarios::Scenario;
 #[derive(Parser, Debug)]
 #[command(about = "Rampart's proxy vs a bare nginx reverse proxy: req/s, latency, CPU per request")]
 struct Args {
-    /// wrk connections.
-    #[arg(long, env = "BENCH_CONNECTIONS", default_value_t = 32)]
-    connections: u32,
-    /// Seconds per scenario and proxy.
-    #[arg(long, env = "BENCH_DURATION_S", default_value_t = 10)]
-    duration_s: u64,
-    /// wrk threads (at most the connections).
-    #[arg(long, env = "BENCH_THREADS", default_value_t = 2)]
-    threads: u32,
-    /// Seconds of warm-up per proxy before timing.
-    #[arg(long, env = "BENCH_WARMUP_S", default_value_t = 2)]
-    warmup_s: u64,
+    #[command(flatten)]
+    load: LoadArgs,
     /// worker_processes of the baseline nginx (`auto` = one per core).
     #[arg(long, env = "BENCH_NGINX_WORKERS", default_value = "auto")]
     nginx_workers: String,
@@ -44,15 +35,6 @@ struct Args {
     /// Skip Rampart: the nginx baseline alone.
     #[arg(long, env = "BENCH_ONLY_NGINX")]
     only_nginx: bool,
-    /// The Rampart binary.
-    #[arg(long, env = "BENCH_RAMPART_BIN", default_value = "target/release/rampart")]
-    rampart_bin: PathBuf,
-    /// Extra flags for `rampart proxy` (word-split).
-    #[arg(long, env = "RAMPART_EXTRA_ARGS", default_value = "")]
-    rampart_extra_args: String,
-    /// Keep the temp dir (configs, logs, scripts) and print its path.
-    #[arg(long, env = "BENCH_KEEP_TMP")]
-    keep_tmp: bool,
 }
 
 fn main() -> ExitCode {
@@ -71,13 +53,11 @@ fn log(line: &str) {
 }
 
 fn run(args: &Args) -> Result<(), KitError> {
-    if args.threads == 0 || args.threads > args.connections {
-        return Err(KitError::failed("BENCH_THREADS", format!("must be between 1 and BENCH_CONNECTIONS ({})", args.connections)));
-    }
+    args.load.check()?;
     let scenarios: Vec<Scenario> = if args.scenarios.is_empty() { scenarios::ALL.to_vec() } else { args.scenarios.clone() };
     let load_before = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let mut tmp = TempDir::new("bench-proxy").map_err(KitError::io("creating the temp dir"))?;
-    if args.keep_tmp {
+    if args.load.keep_tmp {
         tmp.keep();
         log(&format!("keeping {}", tmp.path().display()));
     }
@@ -88,8 +68,8 @@ fn run(args: &Args) -> Result<(), KitError> {
     let baseline = peers::start_baseline(&baseline_dir, &args.nginx_workers, upstream, &cert)?;
     log(&format!("upstream nginx on {upstream}, baseline nginx on {} (TLS {})", baseline.plain, baseline.tls));
 
-    let extra: Vec<String> = args.rampart_extra_args.split_whitespace().map(str::to_string).collect();
-    let spec = |name, cert| RampartSpec { binary: &args.rampart_bin, upstream, log_dir: tmp.path(), name, cert, extra: &extra };
+    let extra: Vec<String> = args.load.rampart_extra_args.split_whitespace().map(str::to_string).collect();
+    let spec = |name, cert| RampartSpec { binary: &args.load.rampart_bin, upstream, log_dir: tmp.path(), name, cert, extra: &extra };
     let rampart = if args.only_nginx { None } else { Some(Rampart::start(&spec("rampart", None))?) };
     let rampart_tls = match (&rampart, scenarios.iter().any(|s| s.tls())) {
         (Some(_), true) => Some(Rampart::start(&spec("rampart-tls", Some(&cert)))?),
@@ -101,16 +81,16 @@ fn run(args: &Args) -> Result<(), KitError> {
 
     let wrk = |url: String, seconds: u64, script: Option<PathBuf>| WrkRun {
         url,
-        threads: args.threads,
-        connections: args.connections,
+        threads: args.load.threads,
+        connections: args.load.connections,
         duration: Duration::from_secs(seconds),
         script,
     };
-    if args.warmup_s > 0 {
-        log(&format!("warm-up: {} s per proxy", args.warmup_s));
-        wrk(format!("http://{}/", baseline.plain), args.warmup_s, None).run()?;
+    if args.load.warmup_s > 0 {
+        log(&format!("warm-up: {} s per proxy", args.load.warmup_s));
+        wrk(format!("http://{}/", baseline.plain), args.load.warmup_s, None).run()?;
         if let Some(r) = &rampart {
-            wrk(format!("http://{}/", r.addr), args.warmup_s, None).run()?;
+            wrk(format!("http://{}/", r.addr), args.load.warmup_s, None).run()?;
         }
     }
     let mut rows = Vec::new();
@@ -119,7 +99,7 @@ fn run(args: &Args) -> Result<(), KitError> {
         let measure = |who: &str, url: String, pid: u32| -> Result<Measured, KitError> {
             log(&format!("  {who}: {}", scenario.label()));
             let before = testkit::cpu::cpu_seconds(pid);
-            let report = wrk(url, args.duration_s, script.clone()).run()?;
+            let report = wrk(url, args.load.duration_s, script.clone()).run()?;
             let spent = testkit::cpu::cpu_seconds(pid) - before;
             let cpu_us_per_request = if report.requests > 0 { spent * 1e6 / report.requests as f64 } else { 0.0 };
             Ok(Measured { wrk: report, cpu_us_per_request })
@@ -165,7 +145,7 @@ fn header(args: &Args, load_before: &str) -> Vec<String> {
         format!("machine: {cores} cores ({cpu}); {nginx}; {wrk}"),
         format!(
             "wrk: {} threads, {} connections, {} s per scenario; baseline nginx worker_processes {}; upstream: nginx, 1 worker, 'ok' (3 bytes)",
-            args.threads, args.connections, args.duration_s, args.nginx_workers
+            args.load.threads, args.load.connections, args.load.duration_s, args.nginx_workers
         ),
         format!("load average before the run: {} (other work on the machine skews every figure)", load_before.split_whitespace().take(3).collect::<Vec<_>>().join(" ")),
         if args.only_nginx {
