@@ -22,6 +22,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use thiserror::Error;
 use tokio::net::TcpListener;
+use tracing::Instrument;
 
 pub use killable::KillSwitch;
 use killable::KillableStream;
@@ -210,34 +211,44 @@ pub async fn serve_on<H, Fut, O, B>(
         });
         let timeout_gate = gate.clone();
         let on_timeout = Box::new(move || timeout_gate.note(Refusal::HeaderTimeout));
+        // One span per connection: every request span a door opens is its child, so a log
+        // line of a request also names the connection (and every request of one keep-alive
+        // or h2 connection can be found together). Its id is the process's connection count.
+        let conn_span = tracing::info_span!("conn", id = next_conn_id(), %peer, tls = tls.is_some());
         let stream = KillableStream::new(stream, switch);
         let Some(tls) = &tls else {
             let io = idle::IdleStream::new(stream, activity, limits.header_read_timeout, on_timeout).holding(permit);
             let conn = builder.serve_connection_with_upgrades(TokioIo::new(io), service).into_owned();
             let conn = graceful.watch(conn);
-            tokio::spawn(async move {
-                if let Err(err) = conn.await {
-                    tracing::debug!(error = %err, %peer, "connection closed with error");
+            tokio::spawn(
+                async move {
+                    if let Err(err) = conn.await {
+                        tracing::debug!(error = %err, %peer, "connection closed with error");
+                    }
                 }
-            });
+                .instrument(conn_span),
+            );
             continue;
         };
         let handshake = tls.acceptor.accept(stream);
         let builder = builder.clone();
         let watcher = graceful.watcher();
-        tokio::spawn(async move {
-            match tokio::time::timeout(limits.header_read_timeout, handshake).await {
-                Ok(Ok(stream)) => {
-                    let io = idle::IdleStream::new(stream, activity, limits.header_read_timeout, on_timeout).holding(permit);
-                    let conn = watcher.watch(builder.serve_connection_with_upgrades(TokioIo::new(io), service).into_owned());
-                    if let Err(err) = conn.await {
-                        tracing::debug!(error = %err, %peer, "TLS connection closed with error");
+        tokio::spawn(
+            async move {
+                match tokio::time::timeout(limits.header_read_timeout, handshake).await {
+                    Ok(Ok(stream)) => {
+                        let io = idle::IdleStream::new(stream, activity, limits.header_read_timeout, on_timeout).holding(permit);
+                        let conn = watcher.watch(builder.serve_connection_with_upgrades(TokioIo::new(io), service).into_owned());
+                        if let Err(err) = conn.await {
+                            tracing::debug!(error = %err, %peer, "TLS connection closed with error");
+                        }
                     }
+                    Ok(Err(err)) => tracing::debug!(error = %err, %peer, "TLS handshake failed"),
+                    Err(_) => on_timeout(),
                 }
-                Ok(Err(err)) => tracing::debug!(error = %err, %peer, "TLS handshake failed"),
-                Err(_) => on_timeout(),
             }
-        });
+            .instrument(conn_span),
+        );
     }
     if let Some(reloader) = reloader {
         reloader.abort();
@@ -248,6 +259,13 @@ pub async fn serve_on<H, Fut, O, B>(
     if tokio::time::timeout(SHUTDOWN_GRACE, graceful.shutdown()).await.is_err() {
         tracing::info!("connections still open after {SHUTDOWN_GRACE:?}; closing them");
     }
+}
+
+/// The process's connection count so far: a connection span's id (unique per process; the
+/// request spans under it carry the request id that events and audit lines repeat).
+fn next_conn_id() -> u64 {
+    static ACCEPTED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    ACCEPTED.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// 503 for a request over `max_streams`; the connection stays usable.
