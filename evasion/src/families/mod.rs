@@ -11,6 +11,9 @@ mod path_traversal;
 mod php;
 mod protocol;
 mod redirect;
+mod redteam_cmdi_unix;
+mod redteam_cmdi_windows;
+mod redteam_path;
 mod scanner;
 mod shell_unix;
 mod shell_windows;
@@ -38,6 +41,9 @@ static FAMILIES: &[&dyn Family] = &[
     &path_traversal::PathTraversal,
     &sqli_header::SqliHeader,
     &sqli_bypass::SqliBypass,
+    &redteam_cmdi_unix::RedteamCmdiUnix,
+    &redteam_cmdi_windows::RedteamCmdiWindows,
+    &redteam_path::RedteamPath,
 ];
 
 pub fn families() -> &'static [&'static dyn Family] {
