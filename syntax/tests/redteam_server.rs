@@ -98,3 +98,23 @@ fn probe() {
         println!("{line:?} => {found:?}");
     }
 }
+
+#[test]
+fn remote_file_include_recall() {
+    assert!(recall("remote-file-include", 1000, 1) >= 0.95);
+}
+
+#[test]
+fn restricted_file_recall() {
+    assert!(recall("restricted-file", 1000, 1) >= 0.95);
+}
+
+#[test]
+fn smuggled_request_recall() {
+    assert!(recall("smuggled-request", 1000, 1) >= 0.95);
+}
+
+#[test]
+fn encoding_abuse_recall() {
+    assert!(recall("encoding-abuse", 1000, 1) >= 0.95);
+}
