@@ -38,6 +38,7 @@ mod shell_glob;
 mod shell_percent;
 pub mod shell_unix;
 pub mod shell_windows;
+mod shell_windows_args;
 mod smuggled_request;
 mod ssi;
 mod trigger;

@@ -9,6 +9,7 @@
 //! a plain command that merely starts the value, or sits in prose / long text, at level 2.
 
 use crate::cmd_deobf::deobfuscate;
+use crate::shell_windows_args::{redirect_to_script, verb_noun};
 use crate::prose::is_long_or_prose;
 use crate::{Check, Finding, Input};
 
@@ -497,24 +498,6 @@ fn command(
         }
     }
     None
-}
-
-/// `Verb-Noun`, the shape of every PowerShell cmdlet (`Start-Process`, `Get-WmiObject`), as the
-/// first argument of `powershell`: a command line for it, not a sentence about it.
-fn verb_noun(a: &[u8]) -> bool {
-    const VERBS: &[&[u8]] =
-        &[b"get", b"set", b"invoke", b"start", b"stop", b"new", b"remove", b"add", b"out", b"write", b"copy", b"import", b"export", b"test"];
-    let Some(dash) = a.iter().position(|&c| c == b'-') else { return false };
-    let noun = &a[dash + 1..];
-    VERBS.contains(&&a[..dash]) && noun.len() >= 3 && noun.iter().all(|c| c.is_ascii_alphanumeric())
-}
-
-/// The rest of a command line redirects (`>`, `>>`) into a script file the web server runs.
-fn redirect_to_script(rest: &[u8]) -> bool {
-    let line = &rest[..rest.iter().take(512).position(|&c| matches!(c, b'\n' | b'\r' | b'&' | b'|')).unwrap_or(rest.len().min(512))];
-    let Some(gt) = line.iter().rposition(|&c| c == b'>') else { return false };
-    let target = line[gt + 1..].trim_ascii();
-    [&b".asp"[..], b".aspx", b".php", b".jsp", b".bat", b".cmd", b".ps1", b".vbs", b".hta"].iter().any(|e| target.ends_with(e))
 }
 
 /// The command words `command` matches by name besides [`PS_CMDLETS`], [`SWITCHED`] and
