@@ -118,3 +118,43 @@ fn smuggled_request_recall() {
 fn encoding_abuse_recall() {
     assert!(recall("encoding-abuse", 1000, 1) >= 0.95);
 }
+
+/// Realistic benign requests that hold the new families' raw material (URLs in page
+/// parameters, dot-files in prose, `HTTP/1.1` in text, percent signs) pass at level 1.
+#[test]
+fn new_families_hard_negatives() {
+    use evasion::Request;
+    let form = |body: &str| Request::new("POST", "/api/notes").header("Content-Type", "application/x-www-form-urlencoded").body(body);
+    let json = |body: &str| Request::new("POST", "/api/v1/events").header("Content-Type", "application/json").body(body);
+    let requests = [
+        Request::new("GET", "/collect?v=1&page=https%3A%2F%2Fwww.example.com%2Fproducts%3Fid%3D3&dt=Shoes"),
+        Request::new("GET", "/download?file=https%3A%2F%2Fcdn.example.org%2Freports%2Fq3.pdf"),
+        Request::new("GET", "/blog/git-tips-for-teams"),
+        Request::new("GET", "/docs/v1.2/environment-variables"),
+        Request::new("GET", "/static/js/app.3f2a1c.js"),
+        Request::new("GET", "/search?q=50%25+off+shoes"),
+        Request::new("GET", "/search?q=how+to+use+.env+files+with+docker"),
+        form("note=We+upgraded+to+HTTP%2F1.1+and+then+HTTP%2F2+last+year"),
+        form("text=Hello+%25s%2C+you+have+%25d+new+messages"),
+        json(r#"{"event":"page_view","url":"https://shop.example.com/cart?step=2","ref":"https://www.google.com/"}"#),
+        json(r#"{"template":"invoice-default","lang":"fr-FR","theme":"dark"}"#),
+        json(r#"{"log":"GET /api/items HTTP/1.1 200 512 0.003"}"#),
+        Request::new("GET", "/share?url=http%3A%2F%2F203.0.113.5%2Fphotos%2F12"),
+    ];
+    let mut fired = Vec::new();
+    for r in &requests {
+        let found: Vec<_> = detect(r, 1)
+            .into_iter()
+            .filter(|(reason, _)| {
+                ["path-traversal:remote-file-include", "path-traversal:restricted-file", "protocol:smuggled-request", "protocol:null-byte"]
+                    .contains(reason)
+                    || reason.starts_with("protocol:double-encoding")
+                    || reason.starts_with("protocol:invalid-percent")
+            })
+            .collect();
+        if !found.is_empty() {
+            fired.push(format!("{} {}: {found:?}", r.method, r.path));
+        }
+    }
+    assert!(fired.is_empty(), "benign requests flagged:\n{}", fired.join("\n"));
+}
