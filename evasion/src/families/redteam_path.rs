@@ -11,21 +11,21 @@ use crate::{Carrier, Family, Rng, Variant};
 
 pub struct RedteamPath;
 
+/// Unix targets the red team aims at first: credentials, process state, logs to poison,
+/// the application's own configuration.
 const UNIX_TARGETS: &[&str] = &[
-    "etc/passwd",
     "etc/shadow",
-    "etc/hosts",
-    "etc/group",
+    "etc/passwd",
     "proc/self/environ",
-    "proc/self/cmdline",
-    "proc/version",
+    "proc/self/fd/0",
+    "proc/1/cmdline",
     "var/log/apache2/access.log",
-    "var/log/nginx/error.log",
-    "root/.ssh/id_rsa",
-    "root/.bash_history",
-    "usr/local/apache2/conf/httpd.conf",
-    "etc/nginx/nginx.conf",
+    "var/log/httpd/error_log",
+    "root/.ssh/id_ed25519",
+    "home/www-data/.bash_history",
+    "etc/ssh/sshd_config",
     "var/www/html/wp-config.php",
+    "etc/crontab",
 ];
 const WINDOWS_TARGETS: &[&str] = &[
     "windows/win.ini",
