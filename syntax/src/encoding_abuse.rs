@@ -11,7 +11,8 @@
 //!   same layer over `/`, `:`, `&`, `=` is ordinary in tracking URLs and is not read.
 //! - `protocol:invalid-percent`: `%` followed by a non-hex byte *inside* a word, twice or more
 //!   (`<s%cr%ipt>`, `un%io%n`): ASP and some decoders drop the stray `%`, joining the keyword
-//!   again. Level 1 from two such splits in one word, level 2 for one.
+//!   again. Level 1 from two such splits in one word of a short single-line value; level 2 for
+//!   one split, or in source code and prose (`printf("%c%s")`).
 
 use crate::{Check, Finding, Input, Place, Trigger};
 
@@ -37,7 +38,11 @@ impl Check for EncodingAbuse {
         }
         let text = input.text.as_bytes();
         let text = &text[..text.len().min(MAX_SCAN)];
-        let found = null_byte(text).or_else(|| double_encoding(text)).or_else(|| invalid_percent(text))?;
+        let mut found = null_byte(text).or_else(|| double_encoding(text)).or_else(|| invalid_percent(text))?;
+        // A stray `%` in source code or prose is a format string (`"%c%s"`), not a split keyword.
+        if found.0 == "protocol:invalid-percent" && (text.len() > SHORT || text.contains(&b'\n') || crate::prose::is_long_or_prose(text)) {
+            found.1 = found.1.max(2);
+        }
         (found.1 <= input.sensitivity).then_some(Finding { reason: found.0, score: 0.95, level: found.1 })
     }
 }
@@ -152,6 +157,7 @@ mod tests {
         assert_eq!(find("%252e%252e%252fetc"), Some(("protocol:double-encoding", 1)));
         assert_eq!(find("%253Cscript%253E"), Some(("protocol:double-encoding", 1)));
         assert_eq!(find("<s%cr%ipt>"), Some(("protocol:invalid-percent", 1)));
+        assert_eq!(find("int main() {\n  printf(\"Value:%c%s\", c, s);\n}"), Some(("protocol:invalid-percent", 2)));
         for v in ["50% off", "100%", "https%253A%252F%252Fexample.com", "a%20b", "Hello %s, you have %d messages", "caf%E9"] {
             assert_eq!(find(v), None, "{v}");
         }
