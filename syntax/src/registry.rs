@@ -20,6 +20,10 @@ static CHECKS: &[&dyn Check] = &[
     &crate::java::Java,
     &crate::redirect::OpenRedirect,
     &crate::path_lax::PathLax,
+    &crate::restricted_file::RestrictedFile,
+    &crate::rfi::RemoteFileInclude,
+    &crate::smuggled_request::SmuggledRequest,
+    &crate::encoding_abuse::EncodingAbuse,
 ];
 
 pub fn checks() -> &'static [&'static dyn Check] {

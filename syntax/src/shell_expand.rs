@@ -9,7 +9,7 @@ const MAX_VARS: usize = 8;
 const NAME_MAX: usize = 16;
 const VALUE_MAX: usize = 40;
 /// Longest quoted body decoded.
-const BODY_MAX: usize = 200;
+const BODY_MAX: usize = 1024;
 
 /// `name=value` at a command position (start, or after `;`, `&`, `|`, a newline, `(` or a
 /// backtick, blanks skipped) followed by a separator or a blank: the payload's own variables.

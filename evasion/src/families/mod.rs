@@ -3,6 +3,7 @@
 use crate::Family;
 
 mod crlf;
+mod encoding_abuse;
 mod graphql;
 mod java;
 mod jndi;
@@ -11,6 +12,12 @@ mod path_traversal;
 mod php;
 mod protocol;
 mod redirect;
+mod redteam_cmdi_unix;
+mod redteam_cmdi_windows;
+mod redteam_path;
+mod restricted_file;
+mod rfi;
+mod smuggled_request;
 mod scanner;
 mod shell_unix;
 mod shell_windows;
@@ -38,6 +45,13 @@ static FAMILIES: &[&dyn Family] = &[
     &path_traversal::PathTraversal,
     &sqli_header::SqliHeader,
     &sqli_bypass::SqliBypass,
+    &redteam_cmdi_unix::RedteamCmdiUnix,
+    &redteam_cmdi_windows::RedteamCmdiWindows,
+    &redteam_path::RedteamPath,
+    &rfi::RemoteFileInclude,
+    &restricted_file::RestrictedFile,
+    &smuggled_request::SmuggledRequest,
+    &encoding_abuse::EncodingAbuse,
 ];
 
 pub fn families() -> &'static [&'static dyn Family] {
