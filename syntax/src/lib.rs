@@ -11,9 +11,9 @@
 mod base64;
 mod bytes;
 mod cmd_deobf;
-mod encoding_abuse;
 mod compat_fold;
 mod crlf;
+mod encoding_abuse;
 pub mod framing;
 pub mod graphql;
 mod java;

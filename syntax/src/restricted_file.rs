@@ -53,8 +53,41 @@ const FILES: &[&str] = &[
 
 /// Extensions whose file holds source or secrets when read as text.
 const SCRIPT_EXTENSIONS: &[&str] = &[
-    "php", "php3", "php4", "php5", "php7", "phtml", "inc", "asp", "aspx", "asa", "asax", "ascx", "config", "jsp", "jspx", "cfm", "cgi",
-    "pl", "py", "rb", "sh", "conf", "cfg", "ini", "env", "yml", "yaml", "properties", "sql", "xml", "json", "js", "ts", "java", "cs",
+    "php",
+    "php3",
+    "php4",
+    "php5",
+    "php7",
+    "phtml",
+    "inc",
+    "asp",
+    "aspx",
+    "asa",
+    "asax",
+    "ascx",
+    "config",
+    "jsp",
+    "jspx",
+    "cfm",
+    "cgi",
+    "pl",
+    "py",
+    "rb",
+    "sh",
+    "conf",
+    "cfg",
+    "ini",
+    "env",
+    "yml",
+    "yaml",
+    "properties",
+    "sql",
+    "xml",
+    "json",
+    "js",
+    "ts",
+    "java",
+    "cs",
 ];
 
 /// Suffixes editors and admins leave behind.
@@ -177,7 +210,15 @@ mod tests {
         ] {
             assert_eq!(level(p), Some(1), "{p}");
         }
-        for p in ["/blog/git-tips", "/environment", "/static/app.js", "/docs/v1.2/intro", "/api/v2/users/42", "/envelope.png", "/a/b.old-style/c"] {
+        for p in [
+            "/blog/git-tips",
+            "/environment",
+            "/static/app.js",
+            "/docs/v1.2/intro",
+            "/api/v2/users/42",
+            "/envelope.png",
+            "/a/b.old-style/c",
+        ] {
             assert_eq!(level(p), None, "{p}");
         }
         assert_eq!(level("/photos/cat.jpg.bak"), Some(2));

@@ -25,16 +25,53 @@ const MAX_SCAN: usize = 2048;
 /// Parameter-name words that name code to include (one `_`/`-`/`.`/`[`-separated word of the
 /// name must be one of these): any URL in them is an include payload.
 const INCLUDE_WORDS: &[&str] = &[
-    "include", "inc", "require", "template", "tpl", "tmpl", "lang", "language", "dir", "folder", "module", "mod", "layout", "skin",
-    "theme", "conf", "config", "abspath", "basepath", "includepath", "widget", "plugin", "menu", "nav", "frame",
+    "include",
+    "inc",
+    "require",
+    "template",
+    "tpl",
+    "tmpl",
+    "lang",
+    "language",
+    "dir",
+    "folder",
+    "module",
+    "mod",
+    "layout",
+    "skin",
+    "theme",
+    "conf",
+    "config",
+    "abspath",
+    "basepath",
+    "includepath",
+    "widget",
+    "plugin",
+    "menu",
+    "nav",
+    "frame",
 ];
 
 /// Words that name a page or file, which trackers and download links also fill with ordinary
 /// URLs: a URL in them counts at level 1 only with an include payload's shape.
-const PAGE_WORDS: &[&str] = &["file", "filename", "filepath", "page", "path", "doc", "document", "view", "load", "read", "pg", "cat", "pdf"];
+const PAGE_WORDS: &[&str] =
+    &["file", "filename", "filepath", "page", "path", "doc", "document", "view", "load", "read", "pg", "cat", "pdf"];
 
 /// Stream wrappers PHP's include follows (besides http/ftp).
-const WRAPPERS: &[&str] = &["php://", "data:", "expect://", "zip://", "phar://", "compress.zlib://", "compress.bzip2://", "glob://", "ssh2.", "rar://", "ogg://", "zlib:"];
+const WRAPPERS: &[&str] = &[
+    "php://",
+    "data:",
+    "expect://",
+    "zip://",
+    "phar://",
+    "compress.zlib://",
+    "compress.bzip2://",
+    "glob://",
+    "ssh2.",
+    "rar://",
+    "ogg://",
+    "zlib:",
+];
 
 impl Check for RemoteFileInclude {
     fn trigger(&self) -> Trigger {

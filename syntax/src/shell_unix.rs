@@ -295,7 +295,9 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
     let shaped = match class {
         Class::Recon => plain == 0 && !(args.is_empty() && in_paren),
         // `awk 'BEGIN{system("id")}'`: awk's own program runs a command.
-        Class::File if base == b"awk" && args.iter().any(|&(s, e)| contains(&t[s..e], b"system(") || contains(&t[s..e], b"|getline")) => true,
+        Class::File if base == b"awk" && args.iter().any(|&(s, e)| contains(&t[s..e], b"system(") || contains(&t[s..e], b"|getline")) => {
+            true
+        }
         Class::File => plain <= 1 && any(&[Shape::Path, Shape::File, Shape::Var]) || redirect && plain == 0,
         Class::Net => plain == 0 && any(&[Shape::Url, Shape::Host, Shape::Flag, Shape::Number, Shape::Var]),
         Class::Shell => {

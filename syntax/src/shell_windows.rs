@@ -9,8 +9,8 @@
 //! a plain command that merely starts the value, or sits in prose / long text, at level 2.
 
 use crate::cmd_deobf::deobfuscate;
-use crate::shell_windows_args::{redirect_to_script, verb_noun};
 use crate::prose::is_long_or_prose;
+use crate::shell_windows_args::{redirect_to_script, verb_noun};
 use crate::{Check, Finding, Input};
 
 pub struct ShellWindows;

@@ -4,8 +4,9 @@
 /// `Verb-Noun`, the shape of every PowerShell cmdlet (`Start-Process`, `Get-WmiObject`), as the
 /// first argument of `powershell`: a command line for it, not a sentence about it.
 pub(crate) fn verb_noun(a: &[u8]) -> bool {
-    const VERBS: &[&[u8]] =
-        &[b"get", b"set", b"invoke", b"start", b"stop", b"new", b"remove", b"add", b"out", b"write", b"copy", b"import", b"export", b"test"];
+    const VERBS: &[&[u8]] = &[
+        b"get", b"set", b"invoke", b"start", b"stop", b"new", b"remove", b"add", b"out", b"write", b"copy", b"import", b"export", b"test",
+    ];
     let Some(dash) = a.iter().position(|&c| c == b'-') else { return false };
     let noun = &a[dash + 1..];
     VERBS.contains(&&a[..dash]) && noun.len() >= 3 && noun.iter().all(|c| c.is_ascii_alphanumeric())

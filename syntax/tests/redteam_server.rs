@@ -70,7 +70,11 @@ fn dump_redteam_for_eval() {
                 Carrier::Request(r) => r.path.clone(),
                 _ => v.payload.clone(),
             };
-            lines.push_str(&format!("{{\"text\":{},\"label\":\"{}\",\"source\":\"{stem}\"}}\n", evasion::place::json_string(&text), fam.detector()));
+            lines.push_str(&format!(
+                "{{\"text\":{},\"label\":\"{}\",\"source\":\"{stem}\"}}\n",
+                evasion::place::json_string(&text),
+                fam.detector()
+            ));
             tsv.push_str(&format!("{}\t{}\n", v.mutation, evasion::place::json_string(&text)));
         }
         std::fs::write(out.join(format!("{stem}.jsonl")), lines).unwrap();

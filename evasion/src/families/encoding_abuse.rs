@@ -7,9 +7,20 @@ use crate::{Carrier, Family, Rng, Variant};
 
 pub struct EncodingAbuse;
 
-const FILES: &[&str] = &["shell.php", "../../etc/passwd", "index.php", "config.inc", "cmd.asp", "upload/x.jsp", "../../../../boot.ini", "avatar.phtml", "c99.php"];
+const FILES: &[&str] = &[
+    "shell.php",
+    "../../etc/passwd",
+    "index.php",
+    "config.inc",
+    "cmd.asp",
+    "upload/x.jsp",
+    "../../../../boot.ini",
+    "avatar.phtml",
+    "c99.php",
+];
 const TAILS: &[&str] = &[".jpg", ".png", ".gif", ".pdf", ".html", ".txt", "x", "/"];
-const WORDS: &[&str] = &["script", "select", "union", "alert", "onerror", "iframe", "passwd", "system", "execute", "javascript", "document", "cookie"];
+const WORDS: &[&str] =
+    &["script", "select", "union", "alert", "onerror", "iframe", "passwd", "system", "execute", "javascript", "document", "cookie"];
 
 fn null_byte(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
     names.push("null-byte");

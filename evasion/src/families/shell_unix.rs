@@ -154,23 +154,6 @@ fn is_path(a: &str) -> bool {
     FILES.contains(&a)
 }
 
-fn base64(text: &str) -> String {
-    const T: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let b = text.as_bytes();
-    let mut out = String::new();
-    for chunk in b.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (k, &x)| acc | (x as u32) << (16 - 8 * k));
-        for k in 0..4 {
-            if k <= chunk.len() {
-                out.push(T[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 impl Family for ShellUnix {
     fn name(&self) -> &'static str {
         "shell-unix"
@@ -334,7 +317,7 @@ impl Family for ShellUnix {
         line = format!("{var_prefix}{line}");
         if rng.chance(0.1) {
             let shell = one(rng, &["sh", "bash", "/bin/sh", "/bin/bash"]);
-            line = format!("echo {} | base64 {} | {shell}", base64(&line), one(rng, &["-d", "--decode"]));
+            line = format!("echo {} | base64 {} | {shell}", crate::mutate::base64(line.as_bytes()), one(rng, &["-d", "--decode"]));
             names.push("base64-pipe");
         }
         // Break into a command position.

@@ -9,7 +9,8 @@ use crate::{Carrier, Family, Rng, Variant};
 pub struct SmuggledRequest;
 
 const METHODS: &[&str] = &["GET", "POST", "GET", "PUT", "DELETE", "HEAD", "OPTIONS", "TRACE"];
-const TARGETS: &[&str] = &["/admin", "/internal/debug", "/", "/api/users/1/delete", "/login", "http://127.0.0.1/", "/%2e%2e/admin", "/metrics", "/actuator/env"];
+const TARGETS: &[&str] =
+    &["/admin", "/internal/debug", "/", "/api/users/1/delete", "/login", "http://127.0.0.1/", "/%2e%2e/admin", "/metrics", "/actuator/env"];
 const HOSTS: &[&str] = &["localhost", "127.0.0.1", "backend", "internal.example", "admin.example.com", "169.254.169.254"];
 const PREFIXES: &[&str] = &["", "x", "0", "abc", "foo=bar", "1"];
 
@@ -41,7 +42,12 @@ fn request(rng: &mut Rng, names: &mut Vec<&'static str>, eol: &str) -> String {
 fn response(rng: &mut Rng, names: &mut Vec<&'static str>, eol: &str) -> String {
     names.push("response");
     let status = *rng.pick(&["200 OK", "302 Found", "200 OK", "401 Unauthorized"]);
-    let header = *rng.pick(&["Content-Type: text/html", "Set-Cookie: session=attacker; Path=/", "Location: http://evil.example/", "Content-Length: 35"]);
+    let header = *rng.pick(&[
+        "Content-Type: text/html",
+        "Set-Cookie: session=attacker; Path=/",
+        "Location: http://evil.example/",
+        "Content-Length: 35",
+    ]);
     format!("HTTP/1.1 {status}{eol}{header}{eol}{eol}<html><script>alert(1)</script></html>")
 }
 
