@@ -123,6 +123,24 @@ pub fn join(names: &[&str]) -> String {
     }
 }
 
+/// Standard base64 with padding (what `atob`, `base64 -d`, `base64_decode`, PowerShell's
+/// `-enc` and Log4j's `${base64:}` read).
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |acc, (k, &b)| acc | (b as u32) << (16 - 8 * k));
+        for k in 0..4 {
+            if k <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * k) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,22 +158,4 @@ mod tests {
         let j = js_escapes(&mut rng, "alert", 1.0);
         assert!(j.starts_with('\\'), "{j}");
     }
-}
-
-/// Standard base64 with padding (what `atob`, `base64 -d`, `base64_decode`, PowerShell's
-/// `-enc` and Log4j's `${base64:}` read).
-pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |acc, (k, &b)| acc | (b as u32) << (16 - 8 * k));
-        for k in 0..4 {
-            if k <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * k) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
