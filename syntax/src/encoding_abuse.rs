@@ -79,7 +79,7 @@ fn null_byte(text: &[u8]) -> Found {
     if count == 0 || !text.iter().any(|&c| c != 0 && c != b'%') {
         return None;
     }
-    let trailing_text = text.iter().rposition(|&c| c == 0).map_or(true, |p| p + 1 < text.len());
+    let trailing_text = text.iter().rposition(|&c| c == 0).is_none_or(|p| p + 1 < text.len());
     if named && count <= 2 && text.len() <= SHORT {
         Some(("protocol:null-byte", 1))
     } else if trailing_text && count <= 4 {

@@ -175,7 +175,7 @@ fn leftover_level(segment: &[u8]) -> Option<u8> {
     if SCRIPT_EXTENSIONS.iter().any(|e| eq(ext, e)) {
         return Some(1);
     }
-    (ext.iter().any(u8::is_ascii_alphabetic) && ext.len() <= 5 && !tilde || tilde).then_some(2)
+    (tilde || (ext.len() <= 5 && ext.iter().any(u8::is_ascii_alphabetic))).then_some(2)
 }
 
 #[cfg(test)]
