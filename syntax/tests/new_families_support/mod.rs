@@ -3,6 +3,9 @@
 //! leaves, multipart part names and filenames, headers with lower-case names), a sketch of the
 //! decoded view, and `detect`, which runs every check on every field's plain and decoded text.
 
+// Shared by several test binaries: each uses only some of the helpers.
+#![allow(dead_code)]
+
 use evasion::Request;
 use syntax::{checks, Input, Place};
 
