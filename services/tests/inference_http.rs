@@ -30,6 +30,8 @@ const SLUGS: [&str; 21] = [
     "mail-injection",
     "scanner",
     "protocol",
+    "prototype-pollution",
+    "session-fixation",
 ];
 
 fn assert_score_shape(v: &Value) {

@@ -20,6 +20,9 @@ static CHECKS: &[&dyn Check] = &[
     &crate::java::Java,
     &crate::redirect::OpenRedirect,
     &crate::path_lax::PathLax,
+    &crate::js_node::NODEJS_INJECTION,
+    &crate::proto_pollution::PROTOTYPE_POLLUTION,
+    &crate::session_fixation::SESSION_FIXATION,
 ];
 
 pub fn checks() -> &'static [&'static dyn Check] {

@@ -9,7 +9,11 @@ mod jndi;
 mod mail;
 mod path_traversal;
 mod php;
+mod nodejs;
 mod protocol;
+mod prototype_pollution;
+mod redteam_xss;
+mod session_fixation;
 mod redirect;
 mod scanner;
 mod shell_unix;
@@ -38,6 +42,10 @@ static FAMILIES: &[&dyn Family] = &[
     &path_traversal::PathTraversal,
     &sqli_header::SqliHeader,
     &sqli_bypass::SqliBypass,
+    &redteam_xss::RedteamXss,
+    &nodejs::NodeJs,
+    &prototype_pollution::PrototypePollution,
+    &session_fixation::SessionFixation,
 ];
 
 pub fn families() -> &'static [&'static dyn Family] {
