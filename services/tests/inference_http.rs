@@ -7,7 +7,7 @@ use common::{get, request, score, shared_base, start_ready};
 use hyper::Method;
 use serde_json::Value;
 
-const SLUGS: [&str; 21] = [
+const SLUGS: [&str; 23] = [
     "sqli",
     "xss",
     "prompt-injection",

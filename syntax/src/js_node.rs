@@ -43,7 +43,8 @@ impl Check for NodeJsInjection {
     }
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
-        if input.text.len() > 32 * 1024 || !has_anchor_letters(input.text) {
+        // Every form calls something: without `(` or a backtick there is nothing to run.
+        if !input.bytes.any(b"(`") || input.text.len() > 32 * 1024 || !has_anchor_letters(input.text) {
             return None;
         }
         let raw = compact(input.text, false);

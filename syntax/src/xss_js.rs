@@ -233,7 +233,7 @@ pub fn level_of(text: &str) -> Option<u8> {
 }
 
 fn level_at(text: &str, depth: usize) -> Option<u8> {
-    let mut best = jsfuck(text.as_bytes()).then_some(1u8);
+    let mut best = crate::js_lex::jsfuck(text.as_bytes()).then_some(1u8);
     let long = text.len() > 1000 || text.bytes().filter(|&b| b == b'\n').count() >= 4;
     let consider = |best: &mut Option<u8>, level: Option<u8>| {
         if let Some(l) = level {
@@ -271,34 +271,6 @@ fn level_at(text: &str, depth: usize) -> Option<u8> {
         }
     }
     best
-}
-
-/// A run of 40+ bytes made only of `[]()!+` (whitespace allowed) holding `![]` and `+[]`: the
-/// JSFuck alphabet, which spells any program without a letter.
-fn jsfuck(s: &[u8]) -> bool {
-    let (mut run, mut bang, mut plus) = (0usize, false, false);
-    let mut prev = 0u8;
-    for &b in s {
-        match b {
-            b'[' | b']' | b'(' | b')' | b'!' | b'+' => {
-                run += 1;
-                bang |= prev == b'!' && b == b'[';
-                plus |= prev == b'+' && b == b'[';
-                if run >= 40 && bang && plus {
-                    return true;
-                }
-                prev = b;
-            }
-            b' ' | b'\t' | b'\n' | b'\r' => {}
-            _ => {
-                run = 0;
-                bang = false;
-                plus = false;
-                prev = b;
-            }
-        }
-    }
-    false
 }
 
 /// What a call's callee resolves to.

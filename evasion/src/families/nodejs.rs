@@ -22,7 +22,7 @@ fn module(rng: &mut Rng, name: &str) -> (String, &'static str) {
         }
         1 => (format!("String.fromCharCode({})", name.bytes().map(|b| b.to_string()).collect::<Vec<_>>().join(",")), "fromcharcode"),
         2 => (format!("{q}{}{q}", name.chars().map(|c| if c.is_ascii_alphabetic() && c < 'm' { format!("\\x{:02x}", c as u32) } else { c.to_string() }).collect::<String>()), "hex-escape"),
-        3 => (format!("Buffer.from('{}','base64').toString()", crate::families::redteam_xss::b64(name)), "base64"),
+        3 => (format!("Buffer.from('{}','base64').toString()", super::xss_js::base64(name)), "base64"),
         _ => (format!("{q}{name}{q}"), "plain"),
     }
 }

@@ -6,6 +6,7 @@
 //! expressions) × the JavaScript that runs (sinks, property access, string building) × the
 //! encodings attackers layer on top. Each context kind and each mutation is named.
 
+use super::xss_js::base64 as b64;
 use crate::mutate::{compat_forms, html_entities, join, percent_specials, random_case, transport_layer};
 use crate::place::Request;
 use crate::{Carrier, Family, Rng, Variant};
@@ -91,23 +92,6 @@ fn quote_name(rng: &mut Rng, word: &str) -> String {
 
 fn char_codes(text: &str) -> String {
     text.bytes().map(|b| b.to_string()).collect::<Vec<_>>().join(",")
-}
-
-pub fn b64(text: &str) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let b = text.as_bytes();
-    let mut out = String::new();
-    for chunk in b.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |a, (i, &x)| a | (x as u32) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(T[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// What an attacker closes before the markup: nothing, an attribute, a raw-text element, a
