@@ -1,6 +1,7 @@
 //! The detector catalog: every slug of spec section 1 and what backs it, then the families the
 //! spec has no slug for (issue 12): PHP and Java code injection, server-side includes, GraphQL
-//! abuse, mail command injection, scanner fingerprints and HTTP protocol anomalies. The spec's
+//! abuse, mail command injection, scanner fingerprints, HTTP protocol anomalies, prototype
+//! pollution and session fixation. The spec's
 //! 14 slugs keep their meaning and order; the new ones follow them.
 
 use serde::Serialize;
@@ -34,7 +35,7 @@ pub const SPEC_DETECTORS: usize = 14;
 /// Spec section 1 order, then Rampart's own. sqli and prompt-injection are model-backed; the
 /// rest are patterns and code detectors (the `syntax` crate), reported as `regex` because the
 /// spec's `/health` knows only `model` and `regex`.
-pub const DETECTORS: [DetectorInfo; 21] = [
+pub const DETECTORS: [DetectorInfo; 23] = [
     DetectorInfo { slug: "sqli", backing: Backing::Model },
     DetectorInfo { slug: "xss", backing: Backing::Regex },
     DetectorInfo { slug: "prompt-injection", backing: Backing::Model },
@@ -56,6 +57,8 @@ pub const DETECTORS: [DetectorInfo; 21] = [
     DetectorInfo { slug: "mail-injection", backing: Backing::Regex },
     DetectorInfo { slug: "scanner", backing: Backing::Regex },
     DetectorInfo { slug: "protocol", backing: Backing::Regex },
+    DetectorInfo { slug: "prototype-pollution", backing: Backing::Regex },
+    DetectorInfo { slug: "session-fixation", backing: Backing::Regex },
 ];
 
 pub fn detector_id(slug: &str) -> Option<DetectorId> {

@@ -125,7 +125,7 @@ fn decoding_is_reported_in_the_reason() {
         let r = engine.score_patterns(&input(evasion));
         assert_eq!(r.detector, "xss", "{evasion}: {r:?}");
     }
-    assert_eq!(DETECTORS.len(), 21);
+    assert_eq!(DETECTORS.len(), 23);
     assert_eq!(&DETECTORS[13].slug, &"crlf", "the spec's 14 slugs come first, in spec order");
 }
 

@@ -7,7 +7,7 @@ use common::{get, request, score, shared_base, start_ready};
 use hyper::Method;
 use serde_json::Value;
 
-const SLUGS: [&str; 21] = [
+const SLUGS: [&str; 23] = [
     "sqli",
     "xss",
     "prompt-injection",
@@ -30,6 +30,8 @@ const SLUGS: [&str; 21] = [
     "mail-injection",
     "scanner",
     "protocol",
+    "prototype-pollution",
+    "session-fixation",
 ];
 
 fn assert_score_shape(v: &Value) {

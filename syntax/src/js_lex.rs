@@ -538,3 +538,31 @@ fn percent(s: &str) -> String {
     }
     String::from_utf8_lossy(&out).into_owned()
 }
+
+/// A run of 40+ bytes made only of `[]()!+` (whitespace allowed) holding `![]` and `+[]`: the
+/// JSFuck alphabet, which spells any program without a letter.
+pub(crate) fn jsfuck(s: &[u8]) -> bool {
+    let (mut run, mut bang, mut plus) = (0usize, false, false);
+    let mut prev = 0u8;
+    for &b in s {
+        match b {
+            b'[' | b']' | b'(' | b')' | b'!' | b'+' => {
+                run += 1;
+                bang |= prev == b'!' && b == b'[';
+                plus |= prev == b'+' && b == b'[';
+                if run >= 40 && bang && plus {
+                    return true;
+                }
+                prev = b;
+            }
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            _ => {
+                run = 0;
+                bang = false;
+                plus = false;
+                prev = b;
+            }
+        }
+    }
+    false
+}

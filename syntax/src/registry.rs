@@ -24,6 +24,9 @@ static CHECKS: &[&dyn Check] = &[
     &crate::rfi::RemoteFileInclude,
     &crate::smuggled_request::SmuggledRequest,
     &crate::encoding_abuse::EncodingAbuse,
+    &crate::js_node::NODEJS_INJECTION,
+    &crate::proto_pollution::PROTOTYPE_POLLUTION,
+    &crate::session_fixation::SESSION_FIXATION,
 ];
 
 pub fn checks() -> &'static [&'static dyn Check] {

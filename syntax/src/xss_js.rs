@@ -72,6 +72,9 @@ const SINKS: &[&str] = &[
 ];
 /// The dialogs a tester calls to prove execution.
 const PROBES: &[&str] = &["alert", "prompt", "confirm"];
+/// Functions an attacker hands to a caller instead of calling them by name
+/// (`Reflect.apply(eval, ...)`, `[1].find(print)`, `onerror=eval;throw ...`).
+const HANDED: &[&str] = &["alert", "prompt", "confirm", "eval", "print", "Function", "setTimeout", "open"];
 /// Sinks that compile a string argument as code.
 const STRING_SINKS: &[&str] = &["eval", "Function", "setTimeout", "setInterval", "execScript", "constructor", "setImmediate"];
 /// Objects whose properties are the global functions.
@@ -192,7 +195,8 @@ fn worth_lexing(input: &Input<'_>) -> bool {
         end > 0 && s[end - 1] == b')'
             || SINKS.contains(&callee)
             || matches!(callee, "call" | "apply" | "bind" | "sendBeacon")
-            || PROBES.contains(&arg)
+            || HANDED.contains(&arg)
+            || callee == "createElement"
     });
     // Assignments: `a=eval` (an alias), `onerror=alert`, `location=...`, `x.src=...`.
     let assigns = || {
@@ -229,7 +233,7 @@ pub fn level_of(text: &str) -> Option<u8> {
 }
 
 fn level_at(text: &str, depth: usize) -> Option<u8> {
-    let mut best = jsfuck(text.as_bytes()).then_some(1u8);
+    let mut best = crate::js_lex::jsfuck(text.as_bytes()).then_some(1u8);
     let long = text.len() > 1000 || text.bytes().filter(|&b| b == b'\n').count() >= 4;
     let consider = |best: &mut Option<u8>, level: Option<u8>| {
         if let Some(l) = level {
@@ -244,6 +248,19 @@ fn level_at(text: &str, depth: usize) -> Option<u8> {
             consider(&mut best, scan(&text[colon + 1..], long, true, depth));
         }
     }
+    // A break-out from a template literal: a value opening with a backtick and an operator
+    // (`` `;x()// ``; markdown inline code opens with a word), or a `${...}` substitution.
+    let trimmed = text.trim_start();
+    if let Some(rest) = trimmed.strip_prefix('`') {
+        if best != Some(1) && rest.trim_start().starts_with([';', '-', '+', ')', '}', ',', '|', '&']) {
+            consider(&mut best, scan(rest, long, true, depth));
+        }
+    }
+    if let Some(at) = text.find("${") {
+        if best != Some(1) {
+            consider(&mut best, scan(&text[at + 2..], long, true, depth));
+        }
+    }
     // A break-out from a quoted string: what follows the first quote is code.
     // (Not after a backtick: markdown inline code is everywhere in chat messages.)
     for q in ['\'', '"'] {
@@ -254,34 +271,6 @@ fn level_at(text: &str, depth: usize) -> Option<u8> {
         }
     }
     best
-}
-
-/// A run of 40+ bytes made only of `[]()!+` (whitespace allowed) holding `![]` and `+[]`: the
-/// JSFuck alphabet, which spells any program without a letter.
-fn jsfuck(s: &[u8]) -> bool {
-    let (mut run, mut bang, mut plus) = (0usize, false, false);
-    let mut prev = 0u8;
-    for &b in s {
-        match b {
-            b'[' | b']' | b'(' | b')' | b'!' | b'+' => {
-                run += 1;
-                bang |= prev == b'!' && b == b'[';
-                plus |= prev == b'+' && b == b'[';
-                if run >= 40 && bang && plus {
-                    return true;
-                }
-                prev = b;
-            }
-            b' ' | b'\t' | b'\n' | b'\r' => {}
-            _ => {
-                run = 0;
-                bang = false;
-                plus = false;
-                prev = b;
-            }
-        }
-    }
-    false
 }
 
 /// What a call's callee resolves to.
@@ -375,11 +364,19 @@ fn scan(text: &str, long: bool, breakout: bool, depth: usize) -> Option<u8> {
                 3
             });
         }
+        // `document.createElement('script')`: a script element built to load code.
+        if name == "createElement" && !template && args.0 < args.1 {
+            if let Some(v) = fold(&t, args.0, args.1) {
+                if v.into_string().eq_ignore_ascii_case("script") {
+                    at(if short { 1 } else { 3 });
+                }
+            }
+        }
         if name == "print" && !c.hidden {
             at(3);
         }
         // Higher-order calls handed a sink: `[1].find(alert)`, `Reflect.apply(alert, ...)`.
-        if !template && args.0 < args.1 && t[args.0].kind == Kind::Ident && PROBES.contains(&t[args.0].val.as_str()) {
+        if !template && args.0 < args.1 && t[args.0].kind == Kind::Ident && HANDED.contains(&t[args.0].val.as_str()) {
             let lone = args.0 + 1 == args.1 || t[args.0 + 1].is(b',');
             if lone && !name.is_empty() {
                 at(if short { 1 } else { 2 });
@@ -420,7 +417,7 @@ fn assignment(t: &[Token], k: usize, code_only: bool, short: bool, breakout: boo
     }
     let target = t[k - 1].val.as_str();
     let rhs = &t[k + 1];
-    if target.starts_with("on") && target.len() > 4 && rhs.kind == Kind::Ident && PROBES.contains(&rhs.val.as_str()) {
+    if target.starts_with("on") && target.len() > 4 && rhs.kind == Kind::Ident && HANDED.contains(&rhs.val.as_str()) {
         return Some(if code_only { 1 } else { 2 });
     }
     if matches!(target, "location" | "href" | "src") {
@@ -472,7 +469,9 @@ fn string_sink(t: &[Token], (from, to): (usize, usize), short: bool, breakout: b
         return 1;
     }
     // A short value that is nothing but `eval(...)` compiles whatever it is given.
-    if short && matches!(t[from - 2].val.as_str(), "eval" | "execScript") && t[from - 1].is(b'(') {
+    let named = |j: usize| matches!(t[j].val.as_str(), "eval" | "execScript");
+    let optional = from >= 4 && t[from - 2].is(b'.') && t[from - 3].is(b'?') && named(from - 4);
+    if short && (named(from - 2) || optional) && t[from - 1].is(b'(') {
         return 1;
     }
     if let Some(Val::Str(code)) = fold(t, from, end) {

@@ -1,0 +1,142 @@
+//! `prototype-pollution:*`: a key path that reaches `Object.prototype` — `__proto__` or
+//! `constructor` then `prototype` followed by a property — in a parameter or body key (the
+//! field NAME carries it: `?__proto__[isAdmin]=1`, `user[constructor][prototype][x]=`), or in a
+//! value that a client-side parser or a merge will read as a key path or object
+//! (`__proto__.x=1`, `{"__proto__":{"x":1}}`). A JavaScript property name is case-sensitive,
+//! so the segments are matched exactly. Levels: level 1 for a key, or a short value that is
+//! nothing but the path or JSON; level 2 for the same in prose or long pasted source (chat
+//! messages about JavaScript mention `obj.__proto__`).
+
+use crate::{Check, Finding, Input, Place, Trigger};
+
+pub struct PrototypePollution;
+
+pub static PROTOTYPE_POLLUTION: PrototypePollution = PrototypePollution;
+
+const KEY_REASON: &str = "prototype-pollution:key-path";
+const VALUE_REASON: &str = "prototype-pollution:value-path";
+
+impl Check for PrototypePollution {
+    fn trigger(&self) -> Trigger {
+        // The key may be the field's name, which the byte set does not cover.
+        Trigger::Always
+    }
+
+    fn detector(&self) -> &'static str {
+        "prototype-pollution"
+    }
+
+    fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
+        let finding = |reason, level: u8| (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level });
+        if input.name.contains("proto") && pollutes(input.name, false) {
+            return finding(KEY_REASON, 1);
+        }
+        if !input.text.contains("proto") || input.text.len() > 64 * 1024 {
+            return None;
+        }
+        if matches!(input.place, Place::QueryName | Place::BodyKey) {
+            // A JSON key `__proto__` alone: its members are the properties set.
+            return (pollutes(input.text, false) || input.text == "__proto__").then(|| finding(KEY_REASON, 1)).flatten();
+        }
+        if !pollutes(input.text, true) {
+            return None;
+        }
+        let pasted = crate::prose::is_long_or_prose(input.text.as_bytes()) || input.text.len() > 400;
+        finding(VALUE_REASON, if pasted { 2 } else { 1 })
+    }
+}
+
+/// The text holds `__proto__` or `constructor` `prototype` as path segments followed by one
+/// more segment (a property); with `assigned`, that property must also be given a value
+/// (`=`, or `:` in JSON) — a value is data, and only a path that sets something pollutes.
+fn pollutes(text: &str, assigned: bool) -> bool {
+    let b = text.as_bytes();
+    let mut prev_constructor = false;
+    let mut i = 0;
+    let mut steps = 0;
+    while i < b.len() && steps < 4096 {
+        steps += 1;
+        if !is_ident(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && is_ident(b[i]) {
+            i += 1;
+        }
+        let word = &text[start..i];
+        let root = word == "__proto__" || prev_constructor && word == "prototype";
+        prev_constructor = word == "constructor" && joined_to_next(b, i);
+        if root && joined_to_next(b, i) && (!assigned || sets_after(b, i)) {
+            return true;
+        }
+        if root && word == "__proto__" && json_object_after(b, i) {
+            return true;
+        }
+    }
+    false
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_' || c == b'$'
+}
+
+/// A path separator follows: `.`, `[`, `"]["`, `']['`, `"].`.
+fn joined_to_next(b: &[u8], i: usize) -> bool {
+    let mut j = i;
+    while j < b.len() && j - i < 4 && matches!(b[j], b'"' | b'\'' | b']' | b'[' | b'.') {
+        j += 1;
+    }
+    j > i && j < b.len() && is_ident(b[j]) && b[i..j].iter().any(|&c| c == b'.' || c == b'[')
+}
+
+/// Within the next path (bounded), the last segment is given a value: `=` (not `==`) or `:`.
+fn sets_after(b: &[u8], i: usize) -> bool {
+    let end = (i + 96).min(b.len());
+    for j in i..end {
+        match b[j] {
+            b'=' => return b.get(j + 1) != Some(&b'='),
+            b':' => return true,
+            c if is_ident(c) || matches!(c, b'.' | b'[' | b']' | b'"' | b'\'' | b' ') => {}
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// `"__proto__": {` (a JSON object as the value of the key).
+fn json_object_after(b: &[u8], i: usize) -> bool {
+    let rest = &b[i..b.len().min(i + 8)];
+    let mut k = rest.iter().skip_while(|&&c| c == b'"' || c == b'\'' || c == b' ');
+    k.next() == Some(&b':') && k.find(|&&c| c != b' ') == Some(&b'{')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn level(name: &str, text: &str, place: Place) -> Option<u8> {
+        PROTOTYPE_POLLUTION.inspect(&Input { name, place, sensitivity: 4, ..Input::new(text) }).map(|f| f.level)
+    }
+
+    #[test]
+    fn key_paths() {
+        assert_eq!(level("__proto__[isAdmin]", "true", Place::QueryValue), Some(1));
+        assert_eq!(level("user[constructor][prototype][role]", "admin", Place::BodyValue), Some(1));
+        assert_eq!(level("", "a.__proto__.polluted", Place::QueryName), Some(1));
+        assert_eq!(level("", "__proto__", Place::BodyKey), Some(1));
+        assert_eq!(level("q", "__proto__.isAdmin=true", Place::QueryValue), Some(1));
+        assert_eq!(level("body", "{\"__proto__\": {\"isAdmin\": true}}", Place::BodyValue), Some(1));
+        assert_eq!(level("q", "constructor[prototype][x]=1", Place::QueryValue), Some(1));
+    }
+
+    #[test]
+    fn benign_mentions() {
+        assert_eq!(level("q", "prototype", Place::QueryValue), None);
+        assert_eq!(level("q", "the constructor prototype pattern", Place::QueryValue), None);
+        assert_eq!(level("q", "if (a.__proto__ === B.prototype) return", Place::QueryValue), None);
+        assert_eq!(level("proto", "https", Place::QueryValue), None);
+        let chat = "Why is it a bad idea to write obj.__proto__.foo = 1 in my library? I read that it is slow and you should use Object.setPrototypeOf instead.";
+        assert_eq!(level("message", chat, Place::BodyValue), Some(2));
+    }
+}
