@@ -22,10 +22,7 @@ pub struct ParsedRequest {
     pub fields: Fields,
 }
 
-/// Names made only of these characters cannot carry an attack; skipping them saves scans.
-fn is_plain_name(name: &str) -> bool {
-    name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'[' | b']'))
-}
+use body::is_plain_name;
 
 /// Parses a request. Never fails: anything unrecognised is kept as raw text to scan.
 pub fn parse_request(input: &ScoreInput<'_>, limits: FieldLimits) -> ParsedRequest {

@@ -30,8 +30,10 @@ const INTERNALS: &[(&str, &str)] = &[
 ];
 
 const PROCESS_MODULES: &[&str] = &["child_process", "vm", "worker_threads"];
-const RUN_CALLS: &[&str] = &["exec", "execSync", "spawn", "spawnSync", "execFile", "execFileSync", "fork", "runInNewContext", "runInThisContext", "runInContext"];
-const FILE_CALLS: &[&str] = &["readFileSync", "writeFileSync", "appendFileSync", "readdirSync", "unlinkSync", "createWriteStream", "readFile", "writeFile"];
+const RUN_CALLS: &[&str] =
+    &["exec", "execSync", "spawn", "spawnSync", "execFile", "execFileSync", "fork", "runInNewContext", "runInThisContext", "runInContext"];
+const FILE_CALLS: &[&str] =
+    &["readFileSync", "writeFileSync", "appendFileSync", "readdirSync", "unlinkSync", "createWriteStream", "readFile", "writeFile"];
 
 impl Check for NodeJsInjection {
     fn trigger(&self) -> Trigger {

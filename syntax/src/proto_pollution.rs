@@ -35,8 +35,11 @@ impl Check for PrototypePollution {
             return None;
         }
         if matches!(input.place, Place::QueryName | Place::BodyKey) {
-            // A JSON key `__proto__` alone: its members are the properties set.
-            return (pollutes(input.text, false) || input.text == "__proto__").then(|| finding(KEY_REASON, 1)).flatten();
+            // A JSON key `__proto__` alone (or `constructor.prototype`, which the JSON walker
+            // writes for a `prototype` key under a `constructor` key): its members are the
+            // properties set.
+            let whole_key = matches!(input.text, "__proto__" | "constructor.prototype");
+            return (pollutes(input.text, false) || whole_key).then(|| finding(KEY_REASON, 1)).flatten();
         }
         if !pollutes(input.text, true) {
             return None;

@@ -120,7 +120,8 @@ mod tests {
         assert_eq!(level("var c = document.cookie"), None);
         assert_eq!(level("accept-cookies=1"), None);
         assert_eq!(level("Set-Cookie: is a response header"), None);
-        let chat = "How can I set a cookie in JavaScript? I tried document.cookie = 'theme=dark' but it is not saved when I reload the page.";
+        let chat =
+            "How can I set a cookie in JavaScript? I tried document.cookie = 'theme=dark' but it is not saved when I reload the page.";
         assert_eq!(level(chat), Some(2));
     }
 }

@@ -8,22 +8,22 @@ mod graphql;
 mod java;
 mod jndi;
 mod mail;
+mod nodejs;
 mod path_traversal;
 mod php;
-mod nodejs;
 mod protocol;
 /// Not in [`FAMILIES`] yet: a JSON body's `__proto__` key reaches no check until the engine keeps
 /// such keys as fields (see docs/rules.md); the syntax tests sample it directly.
 pub mod prototype_pollution;
-mod redteam_xss;
-mod session_fixation;
 mod redirect;
 mod redteam_cmdi_unix;
 mod redteam_cmdi_windows;
 mod redteam_path;
+mod redteam_xss;
 mod restricted_file;
 mod rfi;
 mod scanner;
+mod session_fixation;
 mod shell_unix;
 mod shell_windows;
 mod smuggled_request;
@@ -61,6 +61,7 @@ static FAMILIES: &[&dyn Family] = &[
     &redteam_xss::RedteamXss,
     &nodejs::NodeJs,
     &session_fixation::SessionFixation,
+    &prototype_pollution::PrototypePollution,
 ];
 
 pub fn families() -> &'static [&'static dyn Family] {

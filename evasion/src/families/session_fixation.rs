@@ -8,7 +8,18 @@ use crate::{Carrier, Family, Rng, Variant};
 
 pub struct SessionFixation;
 
-const SESSION_NAMES: &[&str] = &["JSESSIONID", "PHPSESSID", "ASP.NET_SessionId", "ASPSESSIONIDQQGGGNCR", "sessionid", "connect.sid", "laravel_session", "CFID", "sid", "session"];
+const SESSION_NAMES: &[&str] = &[
+    "JSESSIONID",
+    "PHPSESSID",
+    "ASP.NET_SessionId",
+    "ASPSESSIONIDQQGGGNCR",
+    "sessionid",
+    "connect.sid",
+    "laravel_session",
+    "CFID",
+    "sid",
+    "session",
+];
 
 fn cookie(rng: &mut Rng) -> String {
     let id: String = (0..rng.range(8, 32)).map(|_| *rng.pick(&['a', 'b', 'c', 'd', 'e', 'f', '0', '1', '2', '7', '9', 'X'])).collect();
@@ -37,8 +48,14 @@ impl Family for SessionFixation {
             1 => (format!("\";document.cookie='{c}';//"), "js-breakout-cookie"),
             2 => (format!("<img src=x onerror=\"document.cookie='{c}'\">"), "handler-cookie"),
             3 => (format!("<meta http-equiv=\"Set-Cookie\" content=\"{c}\">"), "meta-set-cookie"),
-            4 => (format!("{}{}Set-Cookie: {c}", rng.pick(&["en", "/home", "x"]), rng.pick(&["\r\n", "%0d%0a", "\n", "%0a"])), "crlf-set-cookie"),
-            _ => (format!("{}document.cookie={}", rng.pick(&["", "javascript:", "'-"]), rng.pick(&[format!("'{c}'"), format!("\"{c}\"")])), "bare-cookie-write"),
+            4 => (
+                format!("{}{}Set-Cookie: {c}", rng.pick(&["en", "/home", "x"]), rng.pick(&["\r\n", "%0d%0a", "\n", "%0a"])),
+                "crlf-set-cookie",
+            ),
+            _ => (
+                format!("{}document.cookie={}", rng.pick(&["", "javascript:", "'-"]), rng.pick(&[format!("'{c}'"), format!("\"{c}\"")])),
+                "bare-cookie-write",
+            ),
         };
         let mut names = vec![kind];
         let text = if matches!(kind, "meta-set-cookie" | "crlf-set-cookie") && rng.chance(0.3) {

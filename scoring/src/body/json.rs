@@ -35,8 +35,13 @@ pub(crate) fn parse_json_at(body: &str, fields: &mut Fields, depth: usize) -> bo
     }
 }
 
-fn push_key(key: &str, fields: &mut Fields) {
-    if !is_plain_name(key) {
+/// `parent`: the key the object holding `key` sits under.
+fn push_key(key: &str, parent: &str, fields: &mut Fields) {
+    if key == "prototype" && parent == "constructor" {
+        // `{"constructor":{"prototype":{…}}}` reaches the prototype in two plain keys: the
+        // checks see the path (prototype pollution), not two harmless words.
+        fields.push(FieldKind::BodyKey, "", "constructor.prototype");
+    } else if !is_plain_name(key) {
         fields.push(FieldKind::BodyKey, "", key);
     }
 }
@@ -100,7 +105,7 @@ fn walk_tape(tape: &Tape<'_>, body: &str, fields: &mut Fields, max_depth: usize)
             top.left -= 1;
             if top.is_object {
                 let Node::String(key) = nodes[i] else { return };
-                push_key(key, fields);
+                push_key(key, top.name, fields);
                 name = key;
                 i += 1;
                 if i >= nodes.len() {
@@ -145,7 +150,7 @@ fn walk_serde(root: &serde_json::Value, body: &str, fields: &mut Fields, max_dep
             }
             Value::Object(map) => {
                 for (key, item) in map.iter().rev() {
-                    push_key(key, fields);
+                    push_key(key, name, fields);
                     stack.push((item, key, depth + 1));
                 }
             }

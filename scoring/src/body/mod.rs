@@ -117,9 +117,17 @@ pub fn looks_like_form(body: &str) -> bool {
 }
 
 /// Names made only of these characters cannot carry an attack; skipping them saves scans
-/// (the same rule as the request parser's).
+/// (the request parser uses the same rule). Except the names JavaScript resolves to an
+/// object's prototype: `{"__proto__":{"isAdmin":true}}` is an attack made of plain characters
+/// (prototype pollution), so those keys stay fields for the checks to see.
 pub(crate) fn is_plain_name(name: &str) -> bool {
-    name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'[' | b']'))
+    name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'[' | b']')) && !names_a_prototype(name)
+}
+
+fn names_a_prototype(name: &str) -> bool {
+    // Short names (most keys) cannot hold the shortest of the three words.
+    name.len() >= 9
+        && ["__proto__", "prototype", "constructor"].iter().any(|word| memchr::memmem::find(name.as_bytes(), word.as_bytes()).is_some())
 }
 
 fn contains_ignore_case(haystack: &str, lower_needle: &str) -> bool {
