@@ -15,8 +15,8 @@ use std::net::IpAddr;
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN};
 use hyper::{HeaderMap, Method, Request};
 
-use gate::client_ip::{any_contains, IpNet};
 use crate::dashboard::ADMIN_COOKIE;
+use gate::client_ip::{any_contains, IpNet};
 use gate::http::ApiError;
 
 pub struct AdminPolicy {

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use super::admin::{require_json, AdminAsk};
 use super::{boxed, Proxy, ProxyBody};
-use gate::client_ip::canonical;
 use crate::dashboard;
+use gate::client_ip::canonical;
 use gate::gate::WafMode;
 use gate::http::{json_response, read_body, ApiError};
 

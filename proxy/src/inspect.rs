@@ -10,9 +10,9 @@ use hyper::header::HeaderValue;
 use hyper::{Request, Response, StatusCode};
 use net::{ConnInfo, Outcome};
 
-use gate::body::{buffer_prefix, ReplayBody};
 use super::forward::{strip_hop_by_hop, ClientFacts};
 use super::{boxed, Proxy, ProxyBody};
+use gate::body::{buffer_prefix, ReplayBody};
 use gate::client_ip::{any_contains, canonical, source_ip};
 use gate::decision::{Effect, OversizeBody};
 use gate::errors::BodyError;

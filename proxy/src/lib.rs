@@ -25,6 +25,8 @@ use tracing::Instrument;
 pub use gate::client_ip::IpNet;
 pub use settings::{AdminSettings, ProxySettings, UpstreamProtocol, UpstreamSettings, WsInspect};
 
+use admin::AdminPolicy;
+use forward::Upstream;
 use gate::decision::OversizeBody;
 use gate::events::AuditLog;
 use gate::gate::{Component, Gate, GateParts, KillResponse, SharedMode, WafMode};
@@ -32,8 +34,6 @@ use gate::http::HttpResponse;
 use gate::metrics::Metrics;
 use gate::request_id::{request_span, RequestId};
 use gate::scorer::Scorer;
-use admin::AdminPolicy;
-use forward::Upstream;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Every proxy response body: JSON, the event stream, or the upstream's streamed body.
@@ -95,7 +95,11 @@ impl Proxy {
             client_ip: settings.client_ip,
             admin: AdminPolicy::new(settings.admin.allow, settings.admin.token, settings.admin.hosts),
             upstream: Upstream::new(target, settings.upstream),
-            websocket: websocket::Settings { inspect: settings.ws_inspect, max_message: settings.ws_max_message, budget: limits.budget.clone() },
+            websocket: websocket::Settings {
+                inspect: settings.ws_inspect,
+                max_message: settings.ws_max_message,
+                budget: limits.budget.clone(),
+            },
         }
     }
 

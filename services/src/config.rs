@@ -34,7 +34,11 @@ impl Choice for UpstreamProtocol {
 
 impl Choice for WsInspect {
     const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
-        (WsInspect::Close, "close", "Score every client message; one the gate blocks closes the client with 1008 and never reaches the upstream"),
+        (
+            WsInspect::Close,
+            "close",
+            "Score every client message; one the gate blocks closes the client with 1008 and never reaches the upstream",
+        ),
         (WsInspect::Score, "score", "Score and record every client message, never close"),
         (WsInspect::Off, "off", "Plain byte tunnel: messages are not scored (a bypass for anything sent over it)"),
     ];

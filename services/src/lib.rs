@@ -19,8 +19,8 @@ pub mod tls_args;
 pub use ::adapters::auth;
 pub use ::extproc;
 pub use ::gate::{
-    adapter_door, budget, client_ip, decision, errors, events, gate, http, lifecycle, limits, metrics, observe, policy,
-    request_id, scored_request, scorer, stats, waf_headers,
+    adapter_door, budget, client_ip, decision, errors, events, gate, http, lifecycle, limits, metrics, observe, policy, request_id,
+    scored_request, scorer, stats, waf_headers,
 };
 pub use ::inference;
 pub use ::proxy;

@@ -21,11 +21,7 @@ impl ProxyOptions {
             body_read_timeout: Duration::from_millis(self.body_read_timeout_ms),
             oversize_body: self.oversize_body,
             client_ip: ClientIpPolicy { trusted: self.trusted_proxies.0.clone(), header: self.client_ip_header },
-            admin: AdminSettings {
-                allow: self.admin_allow.0.clone(),
-                token: self.admin_token.clone(),
-                hosts: self.admin_hosts.0.clone(),
-            },
+            admin: AdminSettings { allow: self.admin_allow.0.clone(), token: self.admin_token.clone(), hosts: self.admin_hosts.0.clone() },
             upstream: UpstreamSettings {
                 timeout: Duration::from_millis(self.upstream_timeout_ms),
                 tls: self.tls.upstream_client(target),

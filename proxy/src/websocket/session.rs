@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use super::frame::close_code;
 use super::message::Message;
-use gate::budget::BodyBudget;
 use crate::settings::WsInspect;
+use gate::budget::BodyBudget;
 use gate::decision::{Cause, Effect, WafMode};
 use gate::gate::{Component, Gate, RequestSummary};
 use gate::policy::ScopeMode;
