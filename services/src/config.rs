@@ -4,32 +4,14 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::Args;
 
-use crate::decision::{FailMode, KillResponse, OversizeBody, PartialPolicy, Policy, WafMode};
-use crate::scorer::InferenceUrls;
+use gate::client_ip::ClientIpHeader;
+use gate::decision::{FailMode, KillResponse, OversizeBody, PartialPolicy, Policy, WafMode};
+use gate::scorer::InferenceUrls;
+use proxy::{UpstreamProtocol, WsInspect};
 
-/// A gate setting chosen by name on the command line: each value, its name and its help.
-/// The enums live in the gate (no clap there); this is how clap spells them.
-trait Choice: Copy + Send + Sync + 'static {
-    const CHOICES: &'static [(Self, &'static str, &'static str)];
-}
-
-/// The clap parser of a [`Choice`]: help and errors list the names, as `value_enum` does.
-fn choice<T: Choice>() -> impl TypedValueParser<Value = T> {
-    let names = T::CHOICES.iter().map(|&(_, name, help)| match help {
-        "" => PossibleValue::new(name),
-        help => PossibleValue::new(name).help(help),
-    });
-    PossibleValuesParser::new(names).try_map(|name: String| {
-        T::CHOICES
-            .iter()
-            .find(|(_, known, _)| *known == name)
-            .map(|&(value, _, _)| value)
-            .ok_or_else(|| format!("`{name}` is not a known value"))
-    })
-}
+use crate::choice::{choice, Choice};
 
 impl Choice for WafMode {
     const CHOICES: &'static [(Self, &'static str, &'static str)] = &[(WafMode::Shadow, "shadow", ""), (WafMode::Active, "active", "")];
@@ -42,21 +24,33 @@ impl Choice for KillResponse {
     ];
 }
 
-/// The protocol the proxy speaks to its upstream (WAF_UPSTREAM_PROTOCOL).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum UpstreamProtocol {
-    Http1,
-    /// HTTP/2 with prior knowledge: h2c for http://, ALPN `h2` only for https://.
-    H2,
-    /// ALPN for https:// (h2 when the upstream offers it), HTTP/1.1 for http://.
-    Auto,
-}
-
 impl Choice for UpstreamProtocol {
     const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
         (UpstreamProtocol::Http1, "http1", "HTTP/1.1 only"),
         (UpstreamProtocol::H2, "h2", "HTTP/2 with prior knowledge (h2c for http://, ALPN h2 for https://): gRPC upstreams"),
         (UpstreamProtocol::Auto, "auto", "ALPN for https:// (h2 when offered), HTTP/1.1 for http://"),
+    ];
+}
+
+impl Choice for WsInspect {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (
+            WsInspect::Close,
+            "close",
+            "Score every client message; one the gate blocks closes the client with 1008 and never reaches the upstream",
+        ),
+        (WsInspect::Score, "score", "Score and record every client message, never close"),
+        (WsInspect::Off, "off", "Plain byte tunnel: messages are not scored (a bypass for anything sent over it)"),
+    ];
+}
+
+impl Choice for ClientIpHeader {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (ClientIpHeader::XForwardedFor, "x-forwarded-for", "The rightmost X-Forwarded-For entry that is not a trusted proxy"),
+        (ClientIpHeader::XRealIp, "x-real-ip", "X-Real-IP (nginx `proxy_set_header X-Real-IP $remote_addr`)"),
+        (ClientIpHeader::CfConnectingIp, "cf-connecting-ip", "CF-Connecting-IP (Cloudflare)"),
+        (ClientIpHeader::TrueClientIp, "true-client-ip", "True-Client-IP (Akamai, Cloudflare Enterprise)"),
+        (ClientIpHeader::None, "none", "No header: the socket peer is the client"),
     ];
 }
 
@@ -358,10 +352,10 @@ pub struct ProxyOptions {
         long = "client-ip-header",
         env = "WAF_CLIENT_IP_HEADER",
         value_name = "WAF_CLIENT_IP_HEADER",
-        value_enum,
+        value_parser = choice::<ClientIpHeader>(),
         default_value = "x-forwarded-for"
     )]
-    pub client_ip_header: crate::client_ip::ClientIpHeader,
+    pub client_ip_header: ClientIpHeader,
     /// Peers (IPs or CIDRs) allowed on admin endpoints without a token.
     #[arg(long = "admin-allow", env = "WAF_ADMIN_ALLOW", value_name = "WAF_ADMIN_ALLOW", default_value = "127.0.0.1,::1", value_parser = parse_ip_nets)]
     pub admin_allow: IpNetList,
@@ -390,28 +384,16 @@ pub struct ProxyOptions {
     pub policy_file: Option<PathBuf>,
     /// Connection, header and body-budget limits (shared by every listener under `up`).
     #[command(flatten)]
-    pub limits: crate::limits::LimitArgs,
+    pub limits: crate::limit_args::LimitArgs,
     #[command(flatten)]
     pub tls: crate::tls_args::TlsArgs,
     /// WebSocket messages from the client after the handshake (docs/PROXY.md).
-    #[arg(long = "ws-inspect", env = "WAF_WS_INSPECT", value_name = "WAF_WS_INSPECT", value_enum, default_value = "close")]
+    #[arg(long = "ws-inspect", env = "WAF_WS_INSPECT", value_name = "WAF_WS_INSPECT", value_parser = choice::<WsInspect>(), default_value = "close")]
     pub ws_inspect: WsInspect,
     /// Bytes of one WebSocket message reassembled and scored; past it the verdict is partial
     /// (WAF_ON_PARTIAL: `block` closes with 1009, `pass` relays the rest unscored).
     #[arg(long = "ws-max-message", env = "WAF_WS_MAX_MESSAGE", value_name = "WAF_WS_MAX_MESSAGE", default_value = "1048576", value_parser = clap::value_parser!(u64).range(1..=(64 << 20)))]
     pub ws_max_message: u64,
-}
-
-/// What the proxy does with the messages of an accepted WebSocket.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum WsInspect {
-    /// Score every client message; one the gate blocks closes the client with 1008 and never
-    /// reaches the upstream
-    Close,
-    /// Score and record every client message, never close
-    Score,
-    /// Plain byte tunnel: messages are not scored (a bypass for anything sent over it)
-    Off,
 }
 
 #[derive(Clone, Debug, Args)]
@@ -434,10 +416,10 @@ pub struct AdapterOptions {
         long = "client-ip-header",
         env = "WAF_CLIENT_IP_HEADER",
         value_name = "WAF_CLIENT_IP_HEADER",
-        value_enum,
+        value_parser = choice::<ClientIpHeader>(),
         default_value = "x-forwarded-for"
     )]
-    pub client_ip_header: crate::client_ip::ClientIpHeader,
+    pub client_ip_header: ClientIpHeader,
     /// One JSON line per verdict: `stdout`, `off`, or a file path (appended).
     #[arg(long = "audit-log", env = "WAF_AUDIT_LOG", value_name = "WAF_AUDIT_LOG", default_value = "stdout")]
     pub audit_log: crate::events::AuditTarget,
@@ -465,7 +447,7 @@ pub struct AuthArgs {
     #[arg(long = "auth-metrics-addr", env = "AUTH_METRICS_ADDR", value_name = "AUTH_METRICS_ADDR", default_value = "127.0.0.1:9090")]
     pub metrics_addr: SocketAddr,
     #[command(flatten)]
-    pub limits: crate::limits::LimitArgs,
+    pub limits: crate::limit_args::LimitArgs,
     #[command(flatten)]
     pub mode: ModeArgs,
     #[command(flatten)]
@@ -481,7 +463,7 @@ pub struct ExtprocArgs {
     #[arg(long = "extproc-http-addr", env = "EXTPROC_HTTP_ADDR", value_name = "EXTPROC_HTTP_ADDR", default_value = "127.0.0.1:9090")]
     pub http_addr: SocketAddr,
     #[command(flatten)]
-    pub limits: crate::limits::LimitArgs,
+    pub limits: crate::limit_args::LimitArgs,
     #[command(flatten)]
     pub mode: ModeArgs,
     #[command(flatten)]

@@ -211,7 +211,7 @@ pub fn start_auth(args: &AuthArgs) -> Result<AuthServer, StartError> {
     let metrics = Arc::new(Metrics::new());
     let limits = args.limits.build(metrics.clone());
     let gate = DecisionSettings { mode: &args.mode, adapter: &args.adapter, scorer: &args.scorer }.gate(metrics.clone())?;
-    let door = AdapterDoor::new(&args.adapter, gate, limits.budget.clone());
+    let door = AdapterDoor::new(args.adapter.door_settings(), gate, limits.budget.clone());
     let running = spawn_auth(args.addr, limits.gate.clone(), Arc::new(AuthAdapter::new(door)))?;
     let metrics = spawn_server(args.metrics_addr, None, limits.gate, move |req, _conn| {
         let metrics = metrics.clone();
@@ -231,7 +231,7 @@ pub fn start_extproc(args: &ExtprocArgs) -> Result<ExtprocServer, StartError> {
     let metrics = Arc::new(Metrics::new());
     let limits = args.limits.build(metrics.clone());
     let gate = DecisionSettings { mode: &args.mode, adapter: &args.adapter, scorer: &args.scorer }.gate(metrics)?;
-    let service = Arc::new(ExtprocService::new(AdapterDoor::new(&args.adapter, gate, limits.budget.clone())));
+    let service = Arc::new(ExtprocService::new(AdapterDoor::new(args.adapter.door_settings(), gate, limits.budget.clone())));
     let grpc = spawn_grpc(args.addr, &limits, service.clone())?;
     let http = spawn_extproc_http(args.http_addr, limits.gate, service)?;
     Ok(ExtprocServer { grpc, http })
@@ -308,7 +308,8 @@ pub fn start_proxy_with(options: &ProxyOptions, parts: ProxyParts) -> Result<Pro
 
 /// The proxy admitting by `limits` (shared with other listeners under `up`).
 pub fn start_proxy_limited(options: &ProxyOptions, parts: ProxyParts, limits: ProcessLimits) -> Result<ProxyServer, StartError> {
-    serve_proxy(options, Arc::new(Proxy::new(options, parts, &limits)), limits)
+    let settings = options.settings(&parts.target);
+    serve_proxy(options, Arc::new(Proxy::new(settings, parts, &limits)), limits)
 }
 
 fn serve_proxy(options: &ProxyOptions, proxy: Arc<Proxy>, limits: ProcessLimits) -> Result<ProxyServer, StartError> {

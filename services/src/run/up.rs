@@ -67,7 +67,7 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
     }));
     // One gate serves every door: the policy file applies to all of them.
     follow_policy(args.proxy.policy_file.as_deref(), &gate, Some(engine))?;
-    let proxy = Arc::new(crate::proxy::Proxy::with_gate(&args.proxy, &target, gate.clone(), &limits));
+    let proxy = Arc::new(crate::proxy::Proxy::with_gate(args.proxy.settings(&target), &target, gate.clone(), &limits));
     let proxy = serve_proxy(&args.proxy, proxy, limits.clone())?;
     // nginx / Envoy usually run beside Rampart: loopback is trusted for their forwarded
     // headers, plus whatever the proxy trusts.
@@ -83,7 +83,7 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
         // The shared gate already follows the file.
         policy_file: None,
     };
-    let door = || AdapterDoor::new(&adapter_options, gate.clone(), limits.budget.clone());
+    let door = || AdapterDoor::new(adapter_options.door_settings(), gate.clone(), limits.budget.clone());
     let auth = spawn_auth(args.auth_addr, limits.gate.clone(), Arc::new(AuthAdapter::new(door())))?;
     let service = Arc::new(ExtprocService::new(door()));
     let extproc = spawn_grpc(args.extproc_addr, &limits, service.clone())?;

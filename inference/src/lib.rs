@@ -7,8 +7,8 @@ use hyper::body::Incoming;
 use hyper::{Method, Request, StatusCode};
 use serde::{Deserialize, Serialize};
 
-use crate::http::{json_response, read_body, ApiError, HttpResponse};
-use crate::scorer::{missing_model_code, CLIENT_HEADER, DEADLINE_HEADER, DEGRADED_HEADER};
+use gate::http::{json_response, read_body, ApiError, HttpResponse};
+use gate::scorer::{missing_model_code, CLIENT_HEADER, DEADLINE_HEADER, DEGRADED_HEADER};
 use scoring::detectors::{Backing, DETECTORS};
 use scoring::models::ModelStatus;
 use scoring::{Engine, ScoreContext, ScoreInput};
@@ -66,7 +66,7 @@ impl InferenceService {
         if path == "/health" || path == "/ready" {
             return match *req.method() {
                 Method::GET | Method::HEAD if path == "/health" => Ok(self.health()),
-                Method::GET | Method::HEAD => Ok(crate::lifecycle::readiness("inference", self.models_ready())),
+                Method::GET | Method::HEAD => Ok(gate::lifecycle::readiness("inference", self.models_ready())),
                 _ => Err(method_not_allowed("GET", &path)),
             };
         }

@@ -9,10 +9,10 @@ use serde::Serialize;
 
 use super::admin::{require_json, AdminAsk};
 use super::{boxed, Proxy, ProxyBody};
-use crate::client_ip::canonical;
 use crate::dashboard;
-use crate::gate::WafMode;
-use crate::http::{json_response, read_body, ApiError};
+use gate::client_ip::canonical;
+use gate::gate::WafMode;
+use gate::http::{json_response, read_body, ApiError};
 
 pub enum Routed {
     Answered(Response<ProxyBody>),
@@ -50,7 +50,7 @@ pub async fn route(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Rou
             Ok(health(proxy, admin))
         }),
         "/metrics" => only_get(&req, |_| Ok(metrics(proxy))),
-        "/_waf/ready" => only_get(&req, |_| Ok(boxed(crate::lifecycle::readiness("proxy", proxy.gate.scorer().ready())))),
+        "/_waf/ready" => only_get(&req, |_| Ok(boxed(gate::lifecycle::readiness("proxy", proxy.gate.scorer().ready())))),
         "/api/events" => only_get(&req, |req| {
             proxy.admin.check(&AdminAsk::of(canonical(conn.peer.ip()), req))?;
             events_stream(proxy)
@@ -107,7 +107,7 @@ async fn stats(proxy: &Proxy) -> Response<ProxyBody> {
         threshold: f32,
         detectors: std::collections::BTreeMap<String, String>,
         #[serde(flatten)]
-        figures: crate::stats::Snapshot,
+        figures: gate::stats::Snapshot,
     }
     let body = Stats {
         mode: proxy.mode().as_str(),
@@ -142,7 +142,7 @@ fn health(proxy: &Proxy, admin: bool) -> Response<ProxyBody> {
 }
 
 fn metrics(proxy: &Proxy) -> Response<ProxyBody> {
-    boxed(crate::metrics::metrics_response(proxy.gate.metrics()))
+    boxed(gate::metrics::metrics_response(proxy.gate.metrics()))
 }
 
 fn mode_response(proxy: &Proxy) -> Response<ProxyBody> {
@@ -173,7 +173,7 @@ async fn set_mode(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Resu
 
 fn events_stream(proxy: &Proxy) -> Result<Response<ProxyBody>, ApiError> {
     let Some(stream) = proxy.gate.events().subscribe() else {
-        let most = crate::events::MAX_SUBSCRIBERS;
+        let most = gate::events::MAX_SUBSCRIBERS;
         return Err(ApiError::Unavailable(format!("{most} event streams are open already; use /api/events/recent or retry later")));
     };
     let body = stream.map_err(|never| match never {}).boxed_unsync();
@@ -196,8 +196,8 @@ fn recent(proxy: &Proxy) -> Response<ProxyBody> {
 /// calls for (docs/POLICY.md). Without `confirm: true` it is only proposed; confirmed, it is
 /// appended to the policy file and put in force at once (the file watcher sees the same file).
 async fn add_exclusion(proxy: &Proxy, req: Request<Incoming>, conn: ConnInfo) -> Result<Response<ProxyBody>, ApiError> {
-    use crate::policy::from_event::{propose, EventFacts};
-    use crate::policy::PolicySet;
+    use gate::policy::from_event::{propose, EventFacts};
+    use gate::policy::PolicySet;
     proxy.admin.check(&AdminAsk::of(canonical(conn.peer.ip()), &req))?;
     require_json(req.headers())?;
     let body = read_body(req.into_body(), MODE_BODY_LIMIT).await?;

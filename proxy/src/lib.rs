@@ -4,10 +4,11 @@
 
 mod admin;
 mod api;
-mod body;
+pub mod dashboard;
 mod forward;
 mod grpc_status;
 mod inspect;
+pub mod settings;
 mod websocket;
 
 use std::sync::Arc;
@@ -21,19 +22,18 @@ use hyper::{Request, Uri};
 use net::{ConnInfo, Outcome};
 use tracing::Instrument;
 
-pub use crate::client_ip::IpNet;
-pub(crate) use body::buffer_prefix;
+pub use gate::client_ip::IpNet;
+pub use settings::{AdminSettings, ProxySettings, UpstreamProtocol, UpstreamSettings, WsInspect};
 
-use crate::config::ProxyOptions;
-use crate::decision::OversizeBody;
-use crate::events::AuditLog;
-use crate::gate::{Component, Gate, GateParts, KillResponse, SharedMode, WafMode};
-use crate::http::HttpResponse;
-use crate::metrics::Metrics;
-use crate::request_id::{request_span, RequestId};
-use crate::scorer::Scorer;
 use admin::AdminPolicy;
-use forward::{Upstream, UpstreamSettings};
+use forward::Upstream;
+use gate::decision::OversizeBody;
+use gate::events::AuditLog;
+use gate::gate::{Component, Gate, GateParts, KillResponse, SharedMode, WafMode};
+use gate::http::HttpResponse;
+use gate::metrics::Metrics;
+use gate::request_id::{request_span, RequestId};
+use gate::scorer::Scorer;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// Every proxy response body: JSON, the event stream, or the upstream's streamed body.
@@ -56,11 +56,11 @@ pub struct Proxy {
     body_limit: usize,
     body_read_timeout: Duration,
     oversize_body: OversizeBody,
-    client_ip: crate::client_ip::ClientIpPolicy,
+    client_ip: gate::client_ip::ClientIpPolicy,
     /// Shared with every front door of the process: the buffered-body budget and what to do
     /// when it runs out.
-    budget: Arc<crate::budget::BodyBudget>,
-    on_body_budget: crate::limits::OnBodyBudget,
+    budget: Arc<gate::budget::BodyBudget>,
+    on_body_budget: gate::limits::OnBodyBudget,
     admin: AdminPolicy,
     upstream: Upstream,
     /// WAF_WS_INSPECT and WAF_WS_MAX_MESSAGE: what happens to messages after a handshake.
@@ -69,43 +69,35 @@ pub struct Proxy {
 
 impl Proxy {
     /// A proxy with its own gate built from `parts` and the proxy's policy settings.
-    pub fn new(options: &ProxyOptions, parts: ProxyParts, limits: &crate::limits::ProcessLimits) -> Self {
+    pub fn new(settings: ProxySettings, parts: ProxyParts, limits: &gate::limits::ProcessLimits) -> Self {
         let gate = Gate::new(GateParts {
-            mode: SharedMode::new(options.mode.mode),
+            mode: SharedMode::new(settings.mode),
             threshold: parts.threshold,
-            policy: options.policy.policy(options.on_scoring_error),
+            policy: settings.policy,
             scorer: parts.scorer,
             metrics: parts.metrics,
             audit: parts.audit,
-            sse_keepalive: Duration::from_secs(options.sse_keepalive_secs),
+            sse_keepalive: settings.sse_keepalive,
         });
-        Proxy::with_gate(options, &parts.target, Arc::new(gate), limits)
+        Proxy::with_gate(settings, &parts.target, Arc::new(gate), limits)
     }
 
     /// A proxy judging through `gate` (under `rampart up`, the gate of every door).
-    pub fn with_gate(options: &ProxyOptions, target: &Uri, gate: Arc<Gate>, limits: &crate::limits::ProcessLimits) -> Self {
+    pub fn with_gate(settings: ProxySettings, target: &Uri, gate: Arc<Gate>, limits: &gate::limits::ProcessLimits) -> Self {
         Proxy {
             gate,
-            kill_response: options.kill_response,
-            body_limit: options.body_limit as usize,
-            body_read_timeout: Duration::from_millis(options.body_read_timeout_ms),
-            oversize_body: options.oversize_body,
+            kill_response: settings.kill_response,
+            body_limit: settings.body_limit,
+            body_read_timeout: settings.body_read_timeout,
+            oversize_body: settings.oversize_body,
             budget: limits.budget.clone(),
             on_body_budget: limits.on_body_budget,
-            client_ip: crate::client_ip::ClientIpPolicy { trusted: options.trusted_proxies.0.clone(), header: options.client_ip_header },
-            admin: AdminPolicy::new(options.admin_allow.0.clone(), options.admin_token.clone(), options.admin_hosts.0.clone()),
-            upstream: Upstream::new(
-                target,
-                UpstreamSettings {
-                    timeout: Duration::from_millis(options.upstream_timeout_ms),
-                    tls: options.tls.upstream_client(target),
-                    client_tls: options.tls.enabled(),
-                    protocol: options.upstream_protocol,
-                },
-            ),
+            client_ip: settings.client_ip,
+            admin: AdminPolicy::new(settings.admin.allow, settings.admin.token, settings.admin.hosts),
+            upstream: Upstream::new(target, settings.upstream),
             websocket: websocket::Settings {
-                inspect: options.ws_inspect,
-                max_message: options.ws_max_message as usize,
+                inspect: settings.ws_inspect,
+                max_message: settings.ws_max_message,
                 budget: limits.budget.clone(),
             },
         }
@@ -123,7 +115,7 @@ impl Proxy {
     /// front says so.
     fn came_over_tls(&self, headers: &hyper::HeaderMap, conn: ConnInfo) -> bool {
         self.upstream.client_tls()
-            || crate::client_ip::any_contains(&self.client_ip.trusted, crate::client_ip::canonical(conn.peer.ip()))
+            || gate::client_ip::any_contains(&self.client_ip.trusted, gate::client_ip::canonical(conn.peer.ip()))
                 && headers.get("x-forwarded-proto").is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"https"))
     }
 
@@ -134,7 +126,7 @@ impl Proxy {
         let mut req = req;
         if websocket {
             // The relay scores the messages with the handshake's host, path and client.
-            let client = crate::client_ip::source_ip(req.headers(), conn.peer.ip(), &self.client_ip).to_string();
+            let client = gate::client_ip::source_ip(req.headers(), conn.peer.ip(), &self.client_ip).to_string();
             if let Some(session) = self.websocket.session(&self.gate, &req, client) {
                 req.extensions_mut().insert(session);
             }

@@ -65,7 +65,7 @@ pub fn any_contains(nets: &[IpNet], ip: IpAddr) -> bool {
 
 /// Which request header names the client when the peer is a trusted proxy
 /// (WAF_CLIENT_IP_HEADER).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ClientIpHeader {
     /// The rightmost X-Forwarded-For entry that is not a trusted proxy.
     #[default]

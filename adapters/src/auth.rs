@@ -13,14 +13,14 @@ use net::ConnInfo;
 use serde_json::json;
 use tracing::Instrument;
 
-use crate::adapter_door::AdapterDoor;
-use crate::gate::{Component, RequestSummary};
-use crate::http::{json_response, ApiError, HttpResponse};
-use crate::observe::{Emit, LimitHit};
-use crate::request_id::{request_span, RequestId};
-use crate::scored_request::HttpRequest;
-use crate::scorer::ScoreQuery;
-use crate::waf_headers::stamp;
+use gate::adapter_door::AdapterDoor;
+use gate::gate::{Component, RequestSummary};
+use gate::http::{json_response, ApiError, HttpResponse};
+use gate::observe::{Emit, LimitHit};
+use gate::request_id::{request_span, RequestId};
+use gate::scored_request::HttpRequest;
+use gate::scorer::ScoreQuery;
+use gate::waf_headers::stamp;
 
 /// Header pairs nginx (and other auth-subrequest front ends) use for the original request, in
 /// order of preference.
@@ -80,7 +80,7 @@ impl AuthAdapter {
         // Over the process's body budget the adapter scores what fit and marks the verdict
         // partial: nginx only understands 200/403, so a refusal here would be unexplained.
         let mut over_budget = false;
-        let (body, body_truncated) = match crate::proxy::buffer_prefix(body, limit, &self.door.budget).await {
+        let (body, body_truncated) = match gate::body::buffer_prefix(body, limit, &self.door.budget).await {
             Ok(buffered) => {
                 over_budget = buffered.budget_hit;
                 (buffered.prefix.slice(..buffered.prefix.len().min(limit)), buffered.oversize)

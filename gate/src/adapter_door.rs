@@ -9,8 +9,16 @@ use hyper::HeaderMap;
 
 use crate::budget::BodyBudget;
 use crate::client_ip::{source_ip, ClientIpPolicy};
-use crate::config::AdapterOptions;
 use crate::gate::Gate;
+
+/// A decision service's own settings (the binary builds them from its command line).
+#[derive(Clone, Debug)]
+pub struct DoorSettings {
+    /// Whose forwarded headers name the client, and which header.
+    pub client_ip: ClientIpPolicy,
+    /// Body bytes scored; the rest is ignored.
+    pub body_limit: usize,
+}
 
 pub struct AdapterDoor {
     pub gate: Arc<Gate>,
@@ -22,13 +30,8 @@ pub struct AdapterDoor {
 }
 
 impl AdapterDoor {
-    pub fn new(options: &AdapterOptions, gate: Arc<Gate>, budget: Arc<BodyBudget>) -> Self {
-        AdapterDoor {
-            gate,
-            client_ip: ClientIpPolicy { trusted: options.trusted_proxies.0.clone(), header: options.client_ip_header },
-            body_limit: options.body_limit as usize,
-            budget,
-        }
+    pub fn new(settings: DoorSettings, gate: Arc<Gate>, budget: Arc<BodyBudget>) -> Self {
+        AdapterDoor { gate, client_ip: settings.client_ip, body_limit: settings.body_limit, budget }
     }
 
     /// The client the asking peer's forwarded headers name (when the peer is trusted).

@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use super::frame::close_code;
 use super::message::Message;
-use crate::budget::BodyBudget;
-use crate::config::WsInspect;
-use crate::decision::{Cause, Effect, WafMode};
-use crate::gate::{Component, Gate, RequestSummary};
-use crate::policy::ScopeMode;
-use crate::request_id::RequestId;
-use crate::scorer::{compose_request_text, ScoreQuery};
+use crate::settings::WsInspect;
+use gate::budget::BodyBudget;
+use gate::decision::{Cause, Effect, WafMode};
+use gate::gate::{Component, Gate, RequestSummary};
+use gate::policy::ScopeMode;
+use gate::request_id::RequestId;
+use gate::scorer::{compose_request_text, ScoreQuery};
 
 /// The proxy's WebSocket settings (WAF_WS_INSPECT, WAF_WS_MAX_MESSAGE) and the buffered-body
 /// budget held messages draw on.

@@ -10,23 +10,23 @@ use hyper::header::HeaderValue;
 use hyper::{Request, Response, StatusCode};
 use net::{ConnInfo, Outcome};
 
-use super::body::{buffer_prefix, ReplayBody};
 use super::forward::{strip_hop_by_hop, ClientFacts};
 use super::{boxed, Proxy, ProxyBody};
-use crate::client_ip::{any_contains, canonical, source_ip};
-use crate::decision::{Effect, OversizeBody};
-use crate::errors::BodyError;
-use crate::gate::KillResponse;
-use crate::gate::{Component, RequestSummary, Ruling};
-use crate::http::{error_response, json_response};
-use crate::limits::OnBodyBudget;
-use crate::metrics::Metrics;
-use crate::observe::{Emit, LimitHit, UpstreamFailed};
-use crate::request_id::RequestId;
-use crate::scored_request::HttpRequest;
-use crate::scorer::{ScoreQuery, Verdict};
-use crate::stats::Demo;
-use crate::waf_headers::{format_score, stamp, BLOCK_BODY, UNAVAILABLE_BODY};
+use gate::body::{buffer_prefix, ReplayBody};
+use gate::client_ip::{any_contains, canonical, source_ip};
+use gate::decision::{Effect, OversizeBody};
+use gate::errors::BodyError;
+use gate::gate::KillResponse;
+use gate::gate::{Component, RequestSummary, Ruling};
+use gate::http::{error_response, json_response};
+use gate::limits::OnBodyBudget;
+use gate::metrics::Metrics;
+use gate::observe::{Emit, LimitHit, UpstreamFailed};
+use gate::request_id::RequestId;
+use gate::scored_request::HttpRequest;
+use gate::scorer::{ScoreQuery, Verdict};
+use gate::stats::Demo;
+use gate::waf_headers::{format_score, stamp, BLOCK_BODY, UNAVAILABLE_BODY};
 
 impl Proxy {
     pub(super) async fn inspect(&self, req: Request<Incoming>, conn: ConnInfo, id: &RequestId) -> Outcome<ProxyBody> {
@@ -152,7 +152,7 @@ impl Proxy {
 }
 
 /// A scope's rate limit: 429 with Retry-After in whole seconds (at least 1).
-fn too_many_requests(wait: std::time::Duration) -> crate::http::HttpResponse {
+fn too_many_requests(wait: std::time::Duration) -> gate::http::HttpResponse {
     let body = serde_json::json!({ "error": "rate_limited", "detail": "Too many requests from this client; retry after the Retry-After seconds." });
     let mut resp = json_response(StatusCode::TOO_MANY_REQUESTS, &body);
     let secs = wait.as_secs() + u64::from(wait.subsec_nanos() > 0);

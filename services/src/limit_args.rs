@@ -1,22 +1,26 @@
-//! Connection, header and buffered-body limits: one flattened settings struct shared by every
-//! listener of a command (docs/SECURITY.md has the worst-case memory of the defaults).
+//! Connection, header and buffered-body limits on the command line: one flattened settings
+//! struct shared by every listener of a command, built into the gate's [`ProcessLimits`]
+//! (docs/SECURITY.md has the worst-case memory of the defaults).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
+use gate::budget::BodyBudget;
+use gate::limits::{OnBodyBudget, ProcessLimits};
+use gate::metrics::Metrics;
 
-use crate::budget::BodyBudget;
-use crate::metrics::Metrics;
+use crate::choice::{choice, Choice};
 
-/// What a request does when the process-wide body budget cannot hold its body prefix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum OnBodyBudget {
-    /// 503 `body_budget_exhausted` at once.
-    Refuse,
-    /// Score the part that fit, mark the verdict partial (`body-budget`), stream the rest on;
-    /// WAF_ON_PARTIAL decides what a partial verdict does.
-    ScorePartial,
+impl Choice for OnBodyBudget {
+    const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
+        (OnBodyBudget::Refuse, "refuse", "503 `body_budget_exhausted` at once"),
+        (
+            OnBodyBudget::ScorePartial,
+            "score-partial",
+            "Score the part that fit, mark the verdict partial (`body-budget`), stream the rest on; WAF_ON_PARTIAL decides what a partial verdict does",
+        ),
+    ];
 }
 
 #[derive(Clone, Debug, Args)]
@@ -51,7 +55,7 @@ pub struct LimitArgs {
         long = "on-body-budget",
         env = "WAF_ON_BODY_BUDGET",
         value_name = "WAF_ON_BODY_BUDGET",
-        value_enum,
+        value_parser = choice::<OnBodyBudget>(),
         default_value = "score-partial"
     )]
     pub on_body_budget: OnBodyBudget,
@@ -75,26 +79,6 @@ impl LimitArgs {
             gate: net::ConnGate::new(self.serve_limits(), metrics),
             budget: BodyBudget::new(usize::try_from(self.body_budget_bytes).unwrap_or(usize::MAX)),
             on_body_budget: self.on_body_budget,
-        }
-    }
-}
-
-/// What every listener and front door of one process shares.
-#[derive(Clone)]
-pub struct ProcessLimits {
-    pub gate: Arc<net::ConnGate>,
-    pub budget: Arc<BodyBudget>,
-    pub on_body_budget: OnBodyBudget,
-}
-
-impl ProcessLimits {
-    /// Default limits, refusals uncounted (the standalone inference service, tests).
-    pub fn unobserved() -> Self {
-        let defaults = net::ServeLimits::default();
-        ProcessLimits {
-            gate: net::ConnGate::unobserved(defaults),
-            budget: BodyBudget::new(128 << 20),
-            on_body_budget: OnBodyBudget::ScorePartial,
         }
     }
 }

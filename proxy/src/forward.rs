@@ -14,9 +14,8 @@ use hyper_rustls::{HttpsConnector, HttpsConnectorBuilder};
 use hyper_util::client::legacy::{connect::HttpConnector, Client};
 use hyper_util::rt::TokioExecutor;
 
-use super::body::ReplayBody;
-use crate::config::UpstreamProtocol;
-pub use crate::errors::UpstreamError;
+use gate::body::ReplayBody;
+pub use gate::errors::UpstreamError;
 
 /// Connection-specific fields (RFC 9110 7.6.1) plus the pre-standard ones still seen.
 const HOP_BY_HOP: [&str; 8] =
@@ -95,6 +94,16 @@ pub struct Upstream {
     /// The proxy's own listener speaks TLS: the X-Forwarded-Proto it vouches for.
     client_proto: &'static str,
     protocol: UpstreamProtocol,
+}
+
+/// The protocol the proxy speaks to its upstream (WAF_UPSTREAM_PROTOCOL).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UpstreamProtocol {
+    Http1,
+    /// HTTP/2 with prior knowledge: h2c for http://, ALPN `h2` only for https://.
+    H2,
+    /// ALPN for https:// (h2 when the upstream offers it), HTTP/1.1 for http://.
+    Auto,
 }
 
 /// How the proxy reaches its upstream.

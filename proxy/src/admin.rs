@@ -15,9 +15,9 @@ use std::net::IpAddr;
 use hyper::header::{AUTHORIZATION, CONTENT_TYPE, HOST, ORIGIN};
 use hyper::{HeaderMap, Method, Request};
 
-use crate::client_ip::{any_contains, IpNet};
 use crate::dashboard::ADMIN_COOKIE;
-use crate::http::ApiError;
+use gate::client_ip::{any_contains, IpNet};
+use gate::http::ApiError;
 
 pub struct AdminPolicy {
     allow: Vec<IpNet>,

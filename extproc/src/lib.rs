@@ -18,13 +18,13 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 use tracing::Instrument;
 
-use crate::adapter_door::AdapterDoor;
-use crate::errors::{error_chain, ExchangeError, ToWire};
-use crate::gate::{Component, RequestSummary, Ruling, WafMode};
-use crate::metrics::Metrics;
-use crate::request_id::{request_span, RequestId};
-use crate::scorer::{ScoreError, ScoreQuery};
 use exchange::{Exchange, RequestLine};
+use gate::adapter_door::AdapterDoor;
+use gate::errors::{error_chain, ExchangeError, ToWire};
+use gate::gate::{Component, RequestSummary, Ruling, WafMode};
+use gate::metrics::Metrics;
+use gate::request_id::{request_span, RequestId};
+use gate::scorer::{ScoreError, ScoreQuery};
 
 pub struct ExtprocService {
     door: AdapterDoor,

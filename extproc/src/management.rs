@@ -6,7 +6,7 @@ use hyper::{Method, Request, StatusCode};
 use serde_json::json;
 
 use super::ExtprocService;
-use crate::http::{json_response, ApiError, HttpResponse};
+use gate::http::{json_response, ApiError, HttpResponse};
 
 pub fn handle(service: &ExtprocService, req: &Request<Incoming>) -> HttpResponse {
     let mode = service.mode().as_str();
@@ -14,8 +14,8 @@ pub fn handle(service: &ExtprocService, req: &Request<Incoming>) -> HttpResponse
         ("/_waf/health", &Method::GET | &Method::HEAD) => {
             Ok(json_response(StatusCode::OK, &json!({ "service": "extproc", "status": "ok", "mode": mode })))
         }
-        ("/metrics", &Method::GET | &Method::HEAD) => Ok(crate::metrics::metrics_response(service.metrics())),
-        ("/_waf/ready", &Method::GET | &Method::HEAD) => Ok(crate::lifecycle::readiness("extproc", true)),
+        ("/metrics", &Method::GET | &Method::HEAD) => Ok(gate::metrics::metrics_response(service.metrics())),
+        ("/_waf/ready", &Method::GET | &Method::HEAD) => Ok(gate::lifecycle::readiness("extproc", true)),
         ("/api/mode", &Method::GET | &Method::HEAD) => Ok(json_response(StatusCode::OK, &json!({ "mode": mode }))),
         ("/api/mode", _) => Err(ApiError::MethodNotAllowed {
             allow: "GET",

@@ -11,11 +11,11 @@ use proto::{
     ImmediateResponse, ProcessingRequest, ProcessingResponse, TrailersResponse,
 };
 
-use crate::decision::Effect;
-use crate::errors::{ExchangeError, ScoreError};
-use crate::gate::Ruling;
-use crate::scored_request::HttpRequest;
-use crate::scorer::ScoreQuery;
+use gate::decision::Effect;
+use gate::errors::{ExchangeError, ScoreError};
+use gate::gate::Ruling;
+use gate::scored_request::HttpRequest;
+use gate::scorer::ScoreQuery;
 
 /// `HeaderValueOption.append_action`: replace an existing value or add one.
 const OVERWRITE_IF_EXISTS_OR_ADD: i32 = 2;
@@ -47,7 +47,7 @@ pub struct Exchange {
     /// The body is still to come; scoring waits for it.
     awaiting_body: bool,
     /// This stream's share of the process's body budget (none: unbounded, unit tests).
-    reservation: Option<crate::budget::Reservation>,
+    reservation: Option<gate::budget::Reservation>,
     /// A body chunk did not fit the budget: the verdict is partial (`body-budget`).
     over_budget: bool,
 }
@@ -58,7 +58,7 @@ impl Exchange {
     }
 
     /// Buffers bodies within `budget`; a chunk that does not fit is left unscored.
-    pub fn budgeted(mut self, budget: &std::sync::Arc<crate::budget::BodyBudget>) -> Self {
+    pub fn budgeted(mut self, budget: &std::sync::Arc<gate::budget::BodyBudget>) -> Self {
         self.reservation = Some(budget.reserve());
         self
     }

@@ -47,7 +47,7 @@ mod tests {
 
     #[test]
     fn a_refusal_becomes_a_trailers_only_status() {
-        let resp = super::super::boxed(crate::http::json_response(StatusCode::FORBIDDEN, &serde_json::json!({"error": "blocked"})));
+        let resp = super::super::boxed(gate::http::json_response(StatusCode::FORBIDDEN, &serde_json::json!({"error": "blocked"})));
         let resp = answer(resp);
         assert_eq!(resp.status(), StatusCode::OK);
         assert_eq!(resp.headers()["grpc-status"], "7");

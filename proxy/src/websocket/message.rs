@@ -3,7 +3,7 @@
 
 use super::frame::apply_mask;
 use super::reader::RawHeader;
-use crate::budget::Reservation;
+use gate::budget::Reservation;
 
 /// The partial slug of a message over WAF_WS_MAX_MESSAGE (the event's `partial`).
 pub const OVER_LIMIT: &str = "ws-message-limit";
@@ -116,7 +116,7 @@ mod tests {
     use super::super::frame::{FrameHeader, Opcode};
     use super::super::reader::FrameReader;
     use super::*;
-    use crate::budget::BodyBudget;
+    use gate::budget::BodyBudget;
 
     /// Client frames (masked) for `parts`, the first a text frame, the rest continuations.
     fn fragments(parts: &[&[u8]]) -> Vec<u8> {

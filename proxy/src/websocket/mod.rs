@@ -27,8 +27,8 @@ use hyper_util::rt::TokioIo;
 
 pub use session::{Session, Settings};
 
-use crate::config::WsInspect;
-use crate::gate::Gate;
+use crate::settings::WsInspect;
+use gate::gate::Gate;
 
 impl Settings {
     /// The facts the relay needs from a WebSocket handshake; None when messages are not
