@@ -5,6 +5,7 @@ pub mod code_stage;
 pub mod context;
 pub mod detectors;
 pub mod engine;
+pub mod engine_config;
 pub mod exclusion;
 pub mod fields;
 #[cfg(any(test, feature = "fuzzing"))]

@@ -6,7 +6,7 @@ use std::sync::{Arc, RwLock};
 
 use crate::context::ScoreContext;
 use crate::detectors::{DetectorId, DETECTORS, PROMPT_INJECTION, SQLI};
-use crate::engine::EngineConfig;
+use crate::engine_config::EngineConfig;
 use crate::model::cascade::Cascade;
 use crate::model::onnx::init_runtime;
 use crate::model::{load_executor, BatchConfig, BatchQueue, CascadeCounts, Executor, ModelError, ModelThreads, Pipeline, StageScores};

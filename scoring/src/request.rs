@@ -4,7 +4,7 @@
 use crate::body;
 use crate::fields::{FieldKind, FieldLimits, Fields};
 use crate::headers;
-use crate::normalize::percent::{form_decode_into, path_decode_into};
+use crate::normalize::percent::path_decode_into;
 
 /// A scoring request as the inference service receives it.
 #[derive(Clone, Debug, Default)]
@@ -22,6 +22,7 @@ pub struct ParsedRequest {
     pub fields: Fields,
 }
 
+use body::form::push_form_pairs;
 use body::is_plain_name;
 
 /// Parses a request. Never fails: anything unrecognised is kept as raw text to scan.
@@ -109,31 +110,6 @@ fn split_request_line(line: &str) -> (&str, &str) {
         None => rest,
     };
     (method, target)
-}
-
-/// Splits an `application/x-www-form-urlencoded` string into name/value fields.
-pub fn push_form_pairs(input: &str, name_kind: FieldKind, value_kind: FieldKind, fields: &mut Fields, scratch: &mut String) {
-    let mut name_buf = String::new();
-    for pair in input.split('&') {
-        if pair.is_empty() {
-            continue;
-        }
-        match memchr::memchr(b'=', pair.as_bytes()) {
-            Some(i) => {
-                form_decode_into(&pair[..i], &mut name_buf);
-                form_decode_into(&pair[i + 1..], scratch);
-                if !is_plain_name(&name_buf) {
-                    fields.push(name_kind, "", &name_buf);
-                }
-                fields.push(value_kind, &name_buf, scratch);
-            }
-            // A bare token (`?../../etc/passwd`) is a value in all but name.
-            None => {
-                form_decode_into(pair, scratch);
-                fields.push(value_kind, "", scratch);
-            }
-        }
-    }
 }
 
 fn push_query(query: &str, fields: &mut Fields, scratch: &mut String) {

@@ -1,12 +1,39 @@
 //! `application/x-www-form-urlencoded` bodies, split and decoded like the query string.
 
+use super::is_plain_name;
 use crate::fields::{FieldKind, Fields};
+use crate::normalize::percent::form_decode_into;
 
 /// Pushes each `name=value` pair: the value as `BodyValue` (named), unusual names as `BodyKey`.
 pub fn parse_form(body: &str, fields: &mut Fields) {
     let body = body.trim_end_matches(['\r', '\n']);
     let mut scratch = String::new();
-    crate::request::push_form_pairs(body, FieldKind::BodyKey, FieldKind::BodyValue, fields, &mut scratch);
+    push_form_pairs(body, FieldKind::BodyKey, FieldKind::BodyValue, fields, &mut scratch);
+}
+
+/// Splits an `application/x-www-form-urlencoded` string into name/value fields.
+pub fn push_form_pairs(input: &str, name_kind: FieldKind, value_kind: FieldKind, fields: &mut Fields, scratch: &mut String) {
+    let mut name_buf = String::new();
+    for pair in input.split('&') {
+        if pair.is_empty() {
+            continue;
+        }
+        match memchr::memchr(b'=', pair.as_bytes()) {
+            Some(i) => {
+                form_decode_into(&pair[..i], &mut name_buf);
+                form_decode_into(&pair[i + 1..], scratch);
+                if !is_plain_name(&name_buf) {
+                    fields.push(name_kind, "", &name_buf);
+                }
+                fields.push(value_kind, &name_buf, scratch);
+            }
+            // A bare token (`?../../etc/passwd`) is a value in all but name.
+            None => {
+                form_decode_into(pair, scratch);
+                fields.push(value_kind, "", scratch);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
