@@ -6,10 +6,8 @@
 mod common;
 mod policy_fixtures;
 
-use serde_json::Value;
-
 use common::proxy::{send, upstream};
-use policy_fixtures::{post_form, start_policy_proxy, test_dir, write_policy, SCRIPT};
+use policy_fixtures::{post_form, start_policy_proxy, test_dir, wait_for_audit_lines, write_policy, SCRIPT};
 
 const POLICY: &str = r#"
 [defaults]
@@ -81,7 +79,7 @@ async fn each_route_reads_and_judges_its_own_body_limit() {
     assert_eq!(send(addr, post_form("shop.test", "/default", &deep)).await.status, 200);
     assert_eq!(send(addr, post_form("shop.test", "/big", &deep)).await.status, 403);
 
-    let lines = wait_for_lines(&audit, 8);
+    let lines = wait_for_audit_lines(&audit, 8);
     let reasons: Vec<(String, String, String)> = lines
         .iter()
         .map(|l| (l["path"].as_str().unwrap_or("").to_string(), l["reason"].as_str().unwrap_or("").to_string(), l["scope"].to_string()))
@@ -112,18 +110,4 @@ fn policy_check_prints_the_body_settings_and_rejects_a_bad_limit() {
     let out = std::process::Command::new(rampart).args(["policy", "check"]).arg(&file).output().unwrap();
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(!out.status.success() && text.contains("line 3") && text.contains("score-prefix"), "{text}");
-}
-
-/// The audit file's lines once it holds `count`.
-fn wait_for_lines(path: &std::path::Path, count: usize) -> Vec<Value> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect();
-        if lines.len() >= count {
-            return lines;
-        }
-        assert!(std::time::Instant::now() < deadline, "the audit log holds {} lines, wanted {count}:\n{text}", lines.len());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
 }

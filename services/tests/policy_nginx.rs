@@ -7,27 +7,12 @@
 mod common;
 mod policy_fixtures;
 
-use bytes::Bytes;
 use clap::Parser;
 use common::nginx::{self, Config};
 use common::proxy::{send, upstream};
-use http_body_util::Full;
-use hyper::{Method, Request};
-use policy_fixtures::{test_dir, write_policy, SCRIPT};
+use hyper::Method;
+use policy_fixtures::{request_at as at, test_dir, write_policy, DOOR_POLICY as POLICY, SCRIPT};
 use services::run::{start_auth, AuthServer};
-
-const POLICY: &str = r#"
-[[scope]]
-name = "shadow-hosts"
-host = "*.shadow.test"
-mode = "shadow"
-
-[[scope]]
-name = "small-uploads"
-path = "/upload"
-body_limit = 64
-oversize_body = "block"
-"#;
 
 /// `rampart auth --policy`, flags in active mode, pattern detectors only.
 fn adapter(policy: &std::path::Path) -> AuthServer {
@@ -37,16 +22,6 @@ fn adapter(policy: &std::path::Path) -> AuthServer {
         services::cli::Command::Auth(args) => start_auth(&args).expect("auth adapter starts"),
         _ => unreachable!(),
     }
-}
-
-fn at(host: &str, method: Method, path: &str, body: &str) -> Request<Full<Bytes>> {
-    Request::builder()
-        .method(method)
-        .uri(path)
-        .header("host", host)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(Full::new(Bytes::from(body.to_string())))
-        .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]
