@@ -21,6 +21,7 @@ use gate::request_id::{request_span, RequestId};
 use gate::scored_request::HttpRequest;
 use gate::scorer::ScoreQuery;
 use gate::waf_headers::stamp;
+use gate::policy::body::Oversize;
 
 /// Header pairs nginx (and other auth-subrequest front ends) use for the original request, in
 /// order of preference.
@@ -74,9 +75,12 @@ impl AuthAdapter {
             )
         })?;
         let (path, query) = uri.split_once('?').unwrap_or((uri.as_str(), ""));
+        let host = first_header(&parts.headers, &HOST_HEADERS).map(|(_, v)| v).unwrap_or_default();
+        // The scope is known before the body: its body limit and oversize behaviour apply.
+        let scoped = self.door.gate.scope(&host, &method, path);
         // nginx forwards the client's own body here only when configured to; a prefix is
         // scored, the rest ignored (this answer does not carry the body anywhere).
-        let limit = self.door.body_limit;
+        let limit = scoped.resolved.body.limit_or(self.door.body_limit);
         // Over the process's body budget the adapter scores what fit and marks the verdict
         // partial: nginx only understands 200/403, so a refusal here would be unexplained.
         let mut over_budget = false;
@@ -117,7 +121,7 @@ impl AuthAdapter {
         // Spec 4.3 rule 1: an unreachable inference service passes (200) by default;
         // WAF_ON_SCORING_ERROR=closed refuses instead, decided by the gate like the proxy's.
         let client = self.door.client(&parts.headers, conn.peer.ip());
-        let summary = RequestSummary {
+        let mut summary = RequestSummary {
             request_id: id,
             component: Component::Auth,
             method: &method,
@@ -128,8 +132,9 @@ impl AuthAdapter {
             preset: None,
             demo: None,
         };
-        let host = first_header(&parts.headers, &HOST_HEADERS).map(|(_, v)| v).unwrap_or_default();
-        let ruling = self.door.gate.inspect_at(summary, &host).await;
+        // The adapter has no oversize flag: without a scope saying otherwise it scores the prefix.
+        scoped.resolved.body.on_oversize(Oversize::ScorePrefix, body_truncated, &mut summary.scored, &mut summary.preset);
+        let ruling = self.door.gate.inspect_scoped(summary, &host, scoped).await;
 
         // nginx's auth_request knows 2xx, 401 and 403 only: a refusal (fail-closed) is a 403
         // whose body says why.

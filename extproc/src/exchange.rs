@@ -25,7 +25,18 @@ pub trait Judge {
     /// Scores `query` and decides; `Err` when scoring failed and the fail mode lets the
     /// request go on (the stream then ends with a gRPC error and Envoy's failure_mode_allow
     /// decides).
-    fn judge(&self, query: ScoreQuery, request: &RequestLine) -> impl std::future::Future<Output = Result<Ruling, ScoreError>> + Send;
+    /// `body_truncated`: more body arrived than the limit, so `query` holds a prefix of it.
+    fn judge(
+        &self,
+        query: ScoreQuery,
+        request: &RequestLine,
+        body_truncated: bool,
+    ) -> impl std::future::Future<Output = Result<Ruling, ScoreError>> + Send;
+
+    /// The body bytes to gather for `request` (its policy scope's limit), known from its headers.
+    fn body_limit(&self, _request: &RequestLine, door: usize) -> usize {
+        door
+    }
 }
 
 /// The request as Envoy described it.
@@ -34,6 +45,23 @@ pub struct RequestLine {
     pub method: String,
     pub path: String,
     pub headers: Vec<(String, String)>,
+    /// `:authority` (pseudo-headers are not kept among `headers`).
+    pub authority: String,
+}
+
+impl RequestLine {
+    /// The path without its query string, and the query.
+    pub fn path_and_query(&self) -> (&str, &str) {
+        self.path.split_once('?').unwrap_or((self.path.as_str(), ""))
+    }
+
+    /// `:authority` (or a plain `host`), for the policy's host scopes.
+    pub fn host(&self) -> &str {
+        if !self.authority.is_empty() {
+            return &self.authority;
+        }
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case("host")).map_or("", |(_, v)| v.as_str())
+    }
 }
 
 #[derive(Default)]
@@ -68,6 +96,7 @@ impl Exchange {
         let answer = match message.request {
             Some(Phase::RequestHeaders(headers)) => {
                 self.read_headers(&headers);
+                self.body_limit = judge.body_limit(&self.request, self.body_limit);
                 if headers.end_of_stream {
                     let ruling = self.judge(judge).await?;
                     headers_or_block(ruling, self.forged_headers())
@@ -123,6 +152,7 @@ impl Exchange {
             match header.key.as_str() {
                 ":method" => self.request.method = value,
                 ":path" => self.request.path = value,
+                ":authority" => self.request.authority = value,
                 key if key.starts_with(':') => {}
                 key => self.request.headers.push((key.to_ascii_lowercase(), value)),
             }
@@ -148,7 +178,7 @@ impl Exchange {
         if self.over_budget {
             scored.partial.push("body-budget".into());
         }
-        judge.judge(scored, &self.request).await
+        judge.judge(scored, &self.request, self.body_truncated).await
     }
 }
 

@@ -23,6 +23,7 @@ use gate::adapter_door::AdapterDoor;
 use gate::errors::{error_chain, ExchangeError, ToWire};
 use gate::gate::{Component, RequestSummary, Ruling, WafMode};
 use gate::metrics::Metrics;
+use gate::policy::body::Oversize;
 use gate::request_id::{request_span, RequestId};
 use gate::scorer::{ScoreError, ScoreQuery};
 
@@ -56,14 +57,16 @@ struct StreamJudge {
 }
 
 impl exchange::Judge for StreamJudge {
-    async fn judge(&self, query: ScoreQuery, request: &RequestLine) -> Result<Ruling, ScoreError> {
-        let (path, query_string) = request.path.split_once('?').unwrap_or((request.path.as_str(), ""));
+    async fn judge(&self, query: ScoreQuery, request: &RequestLine, body_truncated: bool) -> Result<Ruling, ScoreError> {
+        let (path, query_string) = request.path_and_query();
         let headers: hyper::HeaderMap = request
             .headers
             .iter()
             .filter_map(|(n, v)| Some((hyper::header::HeaderName::from_bytes(n.as_bytes()).ok()?, v.parse().ok()?)))
             .collect();
-        let summary = RequestSummary {
+        let host = request.host();
+        let scoped = self.service.door.gate.scope(host, &request.method, path);
+        let mut summary = RequestSummary {
             request_id: &self.id,
             component: Component::Extproc,
             method: &request.method,
@@ -74,8 +77,15 @@ impl exchange::Judge for StreamJudge {
             preset: None,
             demo: None,
         };
-        let host = request.headers.iter().find(|(n, _)| n == ":authority" || n.eq_ignore_ascii_case("host")).map(|(_, v)| v.as_str());
-        self.service.door.gate.inspect_at(summary, host.unwrap_or("")).await.failed_open()
+        // Envoy buffers the body (max_request_bytes) before we see it; the scope decides what a
+        // body over its limit does, with no flag of its own: score the prefix.
+        scoped.resolved.body.on_oversize(Oversize::ScorePrefix, body_truncated, &mut summary.scored, &mut summary.preset);
+        self.service.door.gate.inspect_scoped(summary, host, scoped).await.failed_open()
+    }
+
+    fn body_limit(&self, request: &RequestLine, door: usize) -> usize {
+        let (path, _) = request.path_and_query();
+        self.service.door.gate.scope(request.host(), &request.method, path).resolved.body.limit_or(door)
     }
 }
 

@@ -67,6 +67,8 @@ pub struct Metrics {
     pub model_missing: Family<WhyLabel, Counter>,
     /// Policy file reloads by result (`ok`, `error`); a rejected file leaves the old policy.
     pub policy_reloads: Family<ResultLabel, Counter>,
+    /// Rules-directory reloads by result (`ok`, `error`); a rejected directory leaves the old rules.
+    pub rules_reloads: Family<ResultLabel, Counter>,
     /// Requests over a policy scope's rate limit (also counted as kills of `rate-limit`).
     pub rate_limited: Counter,
 }
@@ -160,12 +162,19 @@ impl Metrics {
             "Policy file reloads (SIGHUP, file change) by result; on error the old policy keeps running",
             ["ok", "error"].map(|result| ResultLabel { result }),
         );
+        let rules_reloads = counters_from_start(
+            &mut registry,
+            "waf_rules_reloads",
+            "Rules directory reloads (SIGHUP, file change) by result; on error the old rules keep running",
+            ["ok", "error"].map(|result| ResultLabel { result }),
+        );
         let rate_limited = Counter::default();
         registry.register("waf_rate_limited", "Requests over a policy scope's per-client rate limit", rate_limited.clone());
         crate::scorer::pool::register(&mut registry);
         Metrics {
             rate_limited,
             policy_reloads,
+            rules_reloads,
             scoring_errors,
             model_missing,
             partial,

@@ -46,9 +46,19 @@ impl Proxy {
             preset: None,
             demo,
         };
+        // HTTP/2 names the host in :authority, HTTP/1.1 in Host: policy scopes match either.
+        let host = parts
+            .uri
+            .authority()
+            .map(|a| a.as_str().to_string())
+            .or_else(|| parts.headers.get(hyper::header::HOST).and_then(|h| h.to_str().ok()).map(str::to_string))
+            .unwrap_or_default();
+        // The scope is known before the body: its body limit decides how much is read.
+        let scoped = self.gate.scope(&host, parts.method.as_str(), parts.uri.path());
+        let body_limit = scoped.resolved.body.limit_or(self.body_limit);
         // The client broke off or stalled mid-body: nothing complete to score. It still gets an
         // event: a stream of these is worth seeing on the dashboard.
-        let buffered = match tokio::time::timeout(self.body_read_timeout, buffer_prefix(body, self.body_limit, &self.budget)).await {
+        let buffered = match tokio::time::timeout(self.body_read_timeout, buffer_prefix(body, body_limit, &self.budget)).await {
             Ok(Ok(b)) => b,
             Ok(Err(err)) => return Outcome::Respond(self.refuse_unscored(summary(client), BodyError::Read(Box::new(err)))),
             Err(_) => return Outcome::Respond(self.refuse_unscored(summary(client), BodyError::Timeout(self.body_read_timeout))),
@@ -59,7 +69,7 @@ impl Proxy {
                 return Outcome::Respond(self.refuse_unscored(summary(client), BodyError::BudgetExhausted));
             }
         }
-        let scored_body = &buffered.prefix[..buffered.prefix.len().min(self.body_limit)];
+        let scored_body = &buffered.prefix[..buffered.prefix.len().min(body_limit)];
         let headers: Vec<(&str, &[u8])> = parts.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())).collect();
         let mut request = summary(client);
         request.scored = ScoreQuery::from_http(HttpRequest {
@@ -69,19 +79,14 @@ impl Proxy {
             headers: &headers,
             body: scored_body,
             body_truncated: buffered.oversize,
-            body_limit: self.body_limit,
+            body_limit,
         });
         if buffered.budget_hit {
             request.scored.partial.push("body-budget".into());
         }
-        if buffered.oversize && self.oversize_body == OversizeBody::Block {
-            request.preset =
-                Some(Verdict { score: 1.0, reason: "body-limit:exceeded".into(), detector: "body-limit".into(), ..Default::default() });
-        }
-        // HTTP/2 names the host in :authority, HTTP/1.1 in Host: policy scopes match either.
-        let host =
-            parts.uri.authority().map(|a| a.as_str()).or_else(|| parts.headers.get(hyper::header::HOST).and_then(|h| h.to_str().ok()));
-        let ruling = self.gate.inspect_at(request, host.unwrap_or("")).await;
+        // The scope's oversize behaviour, else WAF_OVERSIZE_BODY.
+        scoped.resolved.body.on_oversize(self.oversize_body.into(), buffered.oversize, &mut request.scored, &mut request.preset);
+        let ruling = self.gate.inspect_scoped(request, &host, scoped).await;
         drop(headers);
 
         let grpc = super::grpc_status::is_grpc(&parts.headers);

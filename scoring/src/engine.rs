@@ -36,13 +36,17 @@ pub enum EngineError {
 
 /// Everything the synchronous stages learnt about one request.
 pub struct Analysis {
+    /// The rule set the request was scanned with: its hits index these rules, even when a
+    /// rules reload swaps in another set before the request is scored.
+    pub patterns: Arc<PatternStage>,
     pub request: ParsedRequest,
     pub views: Views,
     pub hits: Hits,
 }
 
 pub struct Engine {
-    patterns: PatternStage,
+    /// Swapped whole by [`Engine::reload_rules`]; each analysis holds the set it started with.
+    patterns: arc_swap::ArcSwap<PatternStage>,
     models: Arc<ModelSet>,
     config: EngineConfig,
 }
@@ -63,15 +67,27 @@ impl Engine {
         crate::patterns::db_cache::configure(&config.db_cache);
         let patterns = PatternStage::new(config.rules_dir.as_deref())?;
         let models = ModelSet::start(config.models_dir.as_deref(), &config);
-        Ok(Engine { patterns, models, config })
+        Ok(Engine { patterns: arc_swap::ArcSwap::from_pointee(patterns), models, config })
     }
 
     pub fn threshold(&self) -> f32 {
         self.config.threshold
     }
 
-    pub fn patterns(&self) -> &PatternStage {
-        &self.patterns
+    /// The rule set in force.
+    pub fn patterns(&self) -> Arc<PatternStage> {
+        self.patterns.load_full()
+    }
+
+    /// Loads and compiles the rules of `rules_dir` (None: the built-in rules) and puts them in
+    /// force for the next request; requests being scored finish on the set they started with.
+    /// Compiling takes a while: call it off the request path. On an error (a bad file, a rule
+    /// Hyperscan refuses) the rules in force stay. Returns how many rules are now in force.
+    pub fn reload_rules(&self, rules_dir: Option<&Path>) -> Result<usize, PatternError> {
+        let stage = PatternStage::new(rules_dir)?;
+        let count = stage.rules().len();
+        self.patterns.store(Arc::new(stage));
+        Ok(count)
     }
 
     pub fn model_status(&self) -> [(DetectorId, ModelStatus); 2] {
@@ -128,11 +144,12 @@ impl Engine {
         if let Some(scope) = scope {
             hits.excluded = Excluded::resolve(scope, &request.fields);
         }
-        self.patterns.scan(&views.plain, ViewKind::Plain, &mut hits);
-        self.patterns.scan(&views.decoded, ViewKind::Decoded, &mut hits);
+        let patterns = self.patterns.load_full();
+        patterns.scan(&views.plain, ViewKind::Plain, &mut hits);
+        patterns.scan(&views.decoded, ViewKind::Decoded, &mut hits);
         crate::code_stage::inspect_fields(&request.fields, &views, &request.method, &mut hits);
         crate::request_checks::inspect_request(input, &request.fields, &mut hits);
-        Analysis { request, views, hits }
+        Analysis { patterns, request, views, hits }
     }
 
     /// Pattern score and reason of one regex-backed detector.
@@ -142,7 +159,7 @@ impl Engine {
             Some(hit) => {
                 let score = if detector == XSS { XSS_MATCH_SCORE } else { hit.score };
                 let reason = match hit.source {
-                    HitSource::Rule(idx) => self.patterns.rules()[idx].reason.as_str(),
+                    HitSource::Rule(idx) => analysis.patterns.rules()[idx].reason.as_str(),
                     HitSource::Code(reason) => reason,
                 };
                 let reason = if hit.decoded { format!("{reason} (decoded)") } else { reason.to_string() };
@@ -247,7 +264,7 @@ impl Engine {
     pub fn fallback_score(&self, analysis: &Analysis, detector: DetectorId) -> Option<(f32, String)> {
         let hit = analysis.hits.fallback[detector]?;
         let HitSource::Rule(idx) = hit.source else { return None };
-        let rule = &self.patterns.rules()[idx];
+        let rule = &analysis.patterns.rules()[idx];
         let decoded = if hit.decoded { " (decoded)" } else { "" };
         Some((hit.score, format!("{}:fallback:{}{decoded}", DETECTORS[detector].slug, rule.id)))
     }
@@ -366,7 +383,7 @@ impl Engine {
                 continue;
             }
             let Some(text) = analysis.views.sql_text(fields, f) else { continue };
-            if out[..gated].iter().any(|t| t.field == f) || self.patterns.gates(SQLI, &text) {
+            if out[..gated].iter().any(|t| t.field == f) || analysis.patterns.gates(SQLI, &text) {
                 out.push(ModelText { field: f, text, decoded: true, base64: false });
             }
         }
@@ -382,7 +399,8 @@ impl Engine {
         let f = candidate.field;
         let overflow = fields.get(f).is_some_and(|field| field.kind == FieldKind::Overflow);
         if detector == SQLI && overflow {
-            let lines = crate::overflow_lines::sqli_texts(text, |line| self.patterns.gates(SQLI, line));
+            let patterns = self.patterns.load();
+            let lines = crate::overflow_lines::sqli_texts(text, |line| patterns.gates(SQLI, line));
             if !lines.is_empty() {
                 return lines.into_iter().flat_map(|line| windows(line, window)).collect();
             }

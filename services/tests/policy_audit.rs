@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use common::proxy::{send, upstream};
 use common::workspace_root;
-use policy_fixtures::{get_at, post_form, start_policy_proxy, test_dir, write_policy, SCRIPT};
+use policy_fixtures::{get_at, post_form, start_policy_proxy, test_dir, wait_for_audit_lines, write_policy, SCRIPT};
 
 const POLICY: &str = r#"
 [defaults]
@@ -78,7 +78,7 @@ async fn every_audit_line_fits_the_schema_and_names_field_rule_and_scope() {
     }
     assert_eq!(send(addr, request(Method::GET, "/search?q=blue+shoes", &[], "")).await.status, 200);
 
-    let lines = wait_for_lines(&audit, expected.len() + 1);
+    let lines = wait_for_audit_lines(&audit, expected.len() + 1);
     for line in &lines {
         let errors: Vec<String> = validator.iter_errors(line).map(|e| format!("{} at {}", e, e.instance_path())).collect();
         assert!(errors.is_empty(), "an audit line breaks the schema: {errors:?}\n{line}");
@@ -102,18 +102,4 @@ async fn every_audit_line_fits_the_schema_and_names_field_rule_and_scope() {
     assert_eq!((&clean["action"], &clean["field"], &clean["rule"]), (&Value::from("passed"), &Value::from(""), &Value::from("")));
     assert_eq!(clean["top_detectors"], Value::Array(vec![]));
     println!("{} audit lines valid against docs/audit-event.schema.json; sample: {}", lines.len(), lines[0]);
-}
-
-/// The audit file's lines once it holds `count` (the writer thread flushes per burst).
-fn wait_for_lines(path: &std::path::Path, count: usize) -> Vec<Value> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    loop {
-        let text = std::fs::read_to_string(path).unwrap_or_default();
-        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect();
-        if lines.len() >= count {
-            return lines;
-        }
-        assert!(std::time::Instant::now() < deadline, "the audit log holds {} lines, wanted {count}:\n{text}", lines.len());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
 }

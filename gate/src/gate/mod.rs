@@ -145,9 +145,24 @@ impl Gate {
 
     /// [`Gate::inspect`] under the policy scopes matching `host` (the request's Host or
     /// :authority), its method and path: resolved once here, for every door.
-    pub async fn inspect_at(&self, mut summary: RequestSummary<'_>, host: &str) -> Ruling {
-        let policy = self.rules.load();
-        let resolved = policy.resolve(host, summary.method, summary.path);
+    pub async fn inspect_at(&self, summary: RequestSummary<'_>, host: &str) -> Ruling {
+        let scoped = self.scope(host, summary.method, summary.path);
+        self.inspect_scoped(summary, host, scoped).await
+    }
+
+    /// The policy in force and its settings for one request, from what is known before the
+    /// body (method, host, path): a door reads the scope's body limit from it, then hands it
+    /// to [`Gate::inspect_scoped`] so one snapshot decides the whole request, even across a
+    /// reload.
+    pub fn scope(&self, host: &str, method: &str, path: &str) -> Scoped {
+        let policy = self.rules.load_full();
+        let resolved = policy.resolve(host, method, path);
+        Scoped { policy, resolved }
+    }
+
+    /// [`Gate::inspect_at`] under a scope the door resolved before reading the body.
+    pub async fn inspect_scoped(&self, mut summary: RequestSummary<'_>, host: &str, scoped: Scoped) -> Ruling {
+        let Scoped { policy, resolved } = scoped;
         let mode = match resolved.mode {
             None => self.mode(),
             Some(ScopeMode::Shadow) => WafMode::Shadow,
@@ -174,7 +189,7 @@ impl Gate {
         let verdict = match summary.preset.clone() {
             Some(preset) => Ok(preset),
             None => self.score(&summary.scored, &resolved).await.map(|mut verdict| {
-                custom_rules(&policy, host, &summary, &mut verdict);
+                custom_rules(&policy, host, &summary, &resolved.exclusions, &mut verdict);
                 verdict
             }),
         };
@@ -239,16 +254,29 @@ impl Gate {
     }
 }
 
+/// One request's policy: the set in force when it arrived and the settings resolved from it.
+pub struct Scoped {
+    policy: Arc<PolicySet>,
+    pub resolved: Arc<Resolved>,
+}
+
 /// The policy's custom rules (virtual patches) over the request: the best hit joins the
 /// verdict (and decides it when it scores higher). Nothing is parsed when no rule applies.
-fn custom_rules(policy: &PolicySet, host: &str, summary: &RequestSummary<'_>, verdict: &mut Verdict) {
+fn custom_rules(
+    policy: &PolicySet,
+    host: &str,
+    summary: &RequestSummary<'_>,
+    exclusions: &[crate::policy::ExclusionFile],
+    verdict: &mut Verdict,
+) {
     let rules = policy.custom_rules();
     if rules.is_empty() {
         return;
     }
     let host = crate::policy::normalize_host(host);
     let input = scoring::ScoreInput { request_text: &summary.scored.request_text, headers: &summary.scored.headers };
-    if let Some(hit) = rules.check(&host, summary.method, summary.path, &input) {
+    let request = crate::policy::custom_rules::RuleRequest { host: &host, method: summary.method, path: summary.path, exclusions };
+    if let Some(hit) = rules.check(request, &input) {
         crate::policy::custom_rules::apply(hit, verdict);
     }
 }

@@ -212,11 +212,14 @@ impl CustomRules {
         })
     }
 
-    /// The best-scoring custom rule that matches the request, if any.
-    pub fn check(&self, host: &str, method: &str, path: &str, input: &scoring::ScoreInput<'_>) -> Option<CustomHit> {
+    /// The best-scoring custom rule that matches the request, if any, leaving out the rules
+    /// the request's scope excludes (by id, everywhere or in one field), as built-in rules are.
+    pub fn check(&self, request: RuleRequest<'_>, input: &scoring::ScoreInput<'_>) -> Option<CustomHit> {
         let db = self.db.as_ref()?;
+        let RuleRequest { host, method, path, exclusions } = request;
         let wanted: Vec<bool> = {
-            let applying: Vec<&RuleFile> = self.applying(host, method, path).collect();
+            let applying: Vec<&RuleFile> =
+                self.applying(host, method, path).filter(|r| !exclusions.iter().any(|e| e.turns_off(&r.id.0, None))).collect();
             if applying.is_empty() {
                 return None;
             }
@@ -237,6 +240,7 @@ impl CustomRules {
                 let i = id as usize;
                 if wanted.get(i) == Some(&true)
                     && self.rules[i].part.covers(field)
+                    && !exclusions.iter().any(|e| e.turns_off(&self.rules[i].id.0, Some(field)))
                     && best.is_none_or(|(b, _)| self.rules[i].score > self.rules[b].score)
                 {
                     best = Some((i, field));
@@ -247,6 +251,45 @@ impl CustomRules {
         self.scratch.lock().unwrap_or_else(|p| p.into_inner()).push(scratch);
         best.map(|(i, field)| CustomHit { id: self.rules[i].id.0.clone(), score: self.rules[i].score, field: field_location(field) })
     }
+}
+
+/// What the rules are checked against besides the request's fields: where it goes and the
+/// exclusions its scope resolved to.
+#[derive(Clone, Copy)]
+pub struct RuleRequest<'a> {
+    /// Lower-cased, port dropped.
+    pub host: &'a str,
+    pub method: &'a str,
+    pub path: &'a str,
+    pub exclusions: &'a [super::ExclusionFile],
+}
+
+impl super::ExclusionFile {
+    /// This exclusion turns custom rule `id` off in `field` (None: the rule as a whole, which
+    /// only an exclusion without a field does).
+    fn turns_off(&self, id: &str, field: Option<Field<'_>>) -> bool {
+        self.rule.as_deref() == Some(id)
+            && match (&self.field, field) {
+                (None, _) => true,
+                (Some(selector), Some(field)) => selects(&selector.0, field),
+                (Some(_), None) => false,
+            }
+    }
+}
+
+/// A policy field selector against one parsed field: the same parts and names the engine's
+/// own exclusions match (scoring::exclusion), header names case-insensitively.
+fn selects(selector: &scoring::exclusion::FieldRef, field: Field<'_>) -> bool {
+    use scoring::exclusion::FieldPart as P;
+    use FieldKind as K;
+    let part = match field.kind {
+        K::QueryName | K::QueryValue => P::Query,
+        K::BodyKey | K::BodyValue => P::Body,
+        K::Header => P::Header,
+        K::Cookie => P::Cookie,
+        _ => return false,
+    };
+    part == selector.part && if part == P::Header { field.name.eq_ignore_ascii_case(&selector.name) } else { field.name == selector.name }
 }
 
 /// ` (line L, column C)` of byte `offset` in `text`.
@@ -304,14 +347,33 @@ score = 0.7
         )
         .unwrap();
         let input = |text: &'static str, headers: &'static [(String, String)]| scoring::ScoreInput { request_text: text, headers };
-        let hit = set.check("h", "GET", "/api/x", &input("GET /api/x?q=EVIL42\n", &[])).unwrap();
+        let at = |path| RuleRequest { host: "h", method: "GET", path, exclusions: &[] };
+        let hit = set.check(at("/api/x"), &input("GET /api/x?q=EVIL42\n", &[])).unwrap();
         assert_eq!((hit.id.as_str(), hit.field.as_str()), ("cve-1", "query:q"));
-        assert!(set.check("h", "GET", "/other", &input("GET /other?q=EVIL42\n", &[])).is_none(), "outside its path");
-        assert!(set.check("h", "GET", "/api/x", &input("GET /api/x?name=EVIL42\n", &[])).is_none(), "another parameter");
+        assert!(set.check(at("/other"), &input("GET /other?q=EVIL42\n", &[])).is_none(), "outside its path");
+        assert!(set.check(at("/api/x"), &input("GET /api/x?name=EVIL42\n", &[])).is_none(), "another parameter");
         let headers: &'static [(String, String)] = Box::leak(Box::new([("x-thing".to_string(), "1a.b2".to_string())]));
-        assert_eq!(set.check("h", "GET", "/", &input("GET /\n", headers)).unwrap().id, "lit");
+        assert_eq!(set.check(at("/"), &input("GET /\n", headers)).unwrap().id, "lit");
         let headers: &'static [(String, String)] = Box::leak(Box::new([("x-thing".to_string(), "1axb2".to_string())]));
-        assert!(set.check("h", "GET", "/", &input("GET /\n", headers)).is_none(), "a literal's dot is a dot");
+        assert!(set.check(at("/"), &input("GET /\n", headers)).is_none(), "a literal's dot is a dot");
+
+        // Exclusions by a custom rule's id, as for built-in rules: in one field, or everywhere.
+        let exclusion = |field: Option<&str>| super::super::ExclusionFile {
+            rule: Some("cve-1".into()),
+            detector: None,
+            field: field.map(|f| super::super::FieldSelector::try_from(f.to_string()).unwrap()),
+            note: None,
+        };
+        let evil = input("GET /api/x?q=EVIL42&name=EVIL7\n", &[]);
+        let both = rules("[[rules]]\nid = \"cve-1\"\npattern = \"EVIL\\\\d\"\nscore = 0.9\n").unwrap();
+        let with = |exclusions: &[super::super::ExclusionFile]| {
+            both.check(RuleRequest { host: "h", method: "GET", path: "/api/x", exclusions }, &evil).map(|h| h.field)
+        };
+        assert_eq!(with(&[]).as_deref(), Some("query:q"));
+        assert_eq!(with(&[exclusion(Some("query:q"))]).as_deref(), Some("query:name"), "still matched in the other parameter");
+        assert_eq!(with(&[exclusion(Some("query:q")), exclusion(Some("query:name"))]), None);
+        assert_eq!(with(&[exclusion(None)]), None, "excluded everywhere");
+        assert_eq!(with(&[exclusion(Some("header:q"))]).as_deref(), Some("query:q"), "a header selector is not a query field");
 
         let err = rules("[[rules]]\nid = \"bad\"\npattern = \"a(b\"\nscore = 0.5\n").err().unwrap();
         assert!(err.contains("rule `bad` (line 3, column 11)"), "{err}");

@@ -67,6 +67,11 @@ fn settings(out: &mut String, r: &Resolved) {
     let _ = writeln!(out, "  on_model_missing: {}", fail(r.fail.on_model_missing));
     let partial = if r.fail.on_partial == PartialPolicy::Block { "block" } else { "pass" };
     let _ = writeln!(out, "  on_partial: {partial}");
+    let limit =
+        r.body.limit.map_or("the door's (WAF_BODY_LIMIT_BYTES; nginx's or Envoy's buffering)".to_string(), |b| format!("{b} bytes"));
+    let _ = writeln!(out, "  body_limit: {limit}");
+    let oversize = r.body.oversize.map_or("the door's (WAF_OVERSIZE_BODY; score-prefix for auth and ext_proc)", |o| o.as_str());
+    let _ = writeln!(out, "  oversize_body: {oversize}");
     let off: Vec<&str> = r.detectors.iter().filter(|(_, on)| !**on).map(|(d, _)| d.0.as_str()).collect();
     let _ = writeln!(out, "  detectors off: {}", if off.is_empty() { "none".to_string() } else { off.join(", ") });
     let guards = &r.guards;

@@ -45,6 +45,11 @@ pub struct ScopeFile {
     pub on_scoring_error: Option<FailName>,
     pub on_model_missing: Option<FailName>,
     pub on_partial: Option<PartialName>,
+    /// Request body bytes buffered and scored (1 to 64 MiB); unset: the door's own.
+    #[serde(default, deserialize_with = "super::body::body_limit")]
+    pub body_limit: Option<u64>,
+    /// A body longer than `body_limit`: `score-prefix`, `block` or `partial` (`on_partial` decides).
+    pub oversize_body: Option<super::body::Oversize>,
     /// Detector slug -> on (true) or off (false).
     #[serde(default)]
     pub detectors: BTreeMap<DetectorSlug, bool>,

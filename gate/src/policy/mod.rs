@@ -5,6 +5,7 @@
 //! order in docs/POLICY.md). A process started without a file runs on the baseline alone,
 //! exactly as before.
 
+pub mod body;
 pub mod custom_rules;
 pub mod explain;
 mod file;
@@ -66,6 +67,8 @@ pub struct Resolved {
     /// What the scorer must do differently; None when nothing (the scorer's plain path).
     pub scoring: Option<Arc<ScoringScope>>,
     pub guards: Guards,
+    /// The body limit and oversize behaviour (the doors read it before the body).
+    pub body: body::BodyRules,
 }
 
 /// A scope's client checks, built once per load (the buckets live as long as the policy).
@@ -112,6 +115,7 @@ impl Resolved {
             exclusions: Vec::new(),
             scoring: None,
             guards: Guards::default(),
+            body: body::BodyRules::default(),
         }
     }
 
@@ -130,6 +134,10 @@ impl Resolved {
             self.fail.on_partial = v.into();
         }
         self.kill_response = scope.kill_response.map(Into::into).or(self.kill_response);
+        if let Some(limit) = scope.body_limit {
+            self.body.limit = Some(limit as usize);
+        }
+        self.body.oversize = scope.oversize_body.or(self.body.oversize);
         self.sensitivity = scope.sensitivity.or(self.sensitivity);
         self.detectors.extend(scope.detectors.iter().map(|(k, v)| (k.clone(), *v)));
         self.exclusions.extend(scope.exclusions.iter().cloned());
@@ -392,6 +400,10 @@ exclusions = [{ rule = "xss-1", field = "query:q" }]
         assert_eq!((r.sensitivity, r.scope_name(), r.exclusions.len()), (Some(2), "shop-search", 1));
         let r = set.resolve("x.org", "PUT", "/api/pages/7/content");
         assert_eq!(r.fail.on_scoring_error, decision::FailMode::Closed);
+        let r = set.resolve("x.org", "POST", "/upload/avatar");
+        assert_eq!((r.body.limit, r.body.oversize), (Some(65536), Some(body::Oversize::Block)));
+        let r = set.resolve("x.org", "GET", "/upload/avatar");
+        assert_eq!(r.body, body::BodyRules::default(), "methods limit the scope");
     }
 
     #[test]

@@ -24,8 +24,9 @@ pub enum PatternError {
     Io { path: String, detail: String },
     #[error("bad rule file {file}: {detail}")]
     BadFile { file: String, detail: String },
-    #[error("rule `{reason}` does not compile in Hyperscan: {detail}")]
-    BadPattern { reason: String, detail: String },
+    /// `file`: ` in <path>` when the rule came from a rules directory, else empty.
+    #[error("rule `{reason}`{file} does not compile in Hyperscan: {detail}")]
+    BadPattern { reason: String, file: String, detail: String },
     #[error("hyperscan: {0}")]
     Hyperscan(String),
 }
@@ -161,8 +162,15 @@ pub struct PatternStage {
 impl PatternStage {
     /// Loads and compiles the rules (built-in, or from `rules_dir`).
     pub fn new(rules_dir: Option<&Path>) -> Result<Self, PatternError> {
-        let rules = rules::load_rules(rules_dir)?;
-        Self::from_rules(rules)
+        let (rules, files) = rules::load_rules_from(rules_dir)?;
+        Self::from_rules(rules).map_err(|err| match err {
+            // Name the file the refused rule came from (rules are in load order).
+            PatternError::BadPattern { reason, detail, .. } => {
+                let file = files.iter().find(|(_, reasons)| reasons.contains(&reason)).map(|(f, _)| format!(" in {f}")).unwrap_or_default();
+                PatternError::BadPattern { reason, file, detail }
+            }
+            other => other,
+        })
     }
 
     pub fn from_rules(rules: Vec<Rule>) -> Result<Self, PatternError> {
@@ -334,7 +342,7 @@ fn compile_pattern(id: usize, rule: &Rule) -> (Pattern, bool) {
 fn find_bad_rule(rules: &[Rule]) -> Option<PatternError> {
     rules.iter().enumerate().find_map(|(i, r)| {
         let one: Result<BlockDatabase, _> = compile_pattern(i, r).0.build();
-        one.err().map(|e| PatternError::BadPattern { reason: r.reason.clone(), detail: e.to_string() })
+        one.err().map(|e| PatternError::BadPattern { reason: r.reason.clone(), file: String::new(), detail: e.to_string() })
     })
 }
 

@@ -125,11 +125,22 @@ pub struct Rule {
 
 /// Loads the built-in rules, or every `*.toml` of `dir` when given.
 pub fn load_rules(dir: Option<&Path>) -> Result<Vec<Rule>, PatternError> {
+    load_rules_from(dir).map(|(rules, _)| rules)
+}
+
+/// [`load_rules`], with each file's name and the reasons (`<slug>:<id>`) of the rules it held,
+/// so a rule Hyperscan refuses later can be traced to its file.
+pub fn load_rules_from(dir: Option<&Path>) -> Result<(Vec<Rule>, Vec<(String, Vec<String>)>), PatternError> {
     let mut rules = Vec::new();
+    let mut files = Vec::new();
+    let mut note =
+        |name: &str, rules: &[Rule], from: usize| files.push((name.to_string(), rules[from..].iter().map(|r| r.reason.clone()).collect()));
     match dir {
         None => {
             for (name, text) in BUILTIN {
+                let from = rules.len();
                 parse_rule_file(name, text, &mut rules)?;
+                note(name, &rules, from);
             }
         }
         Some(dir) => {
@@ -141,11 +152,13 @@ pub fn load_rules(dir: Option<&Path>) -> Result<Vec<Rule>, PatternError> {
             for path in paths {
                 let text = std::fs::read_to_string(&path)
                     .map_err(|e| PatternError::Io { path: path.display().to_string(), detail: e.to_string() })?;
+                let from = rules.len();
                 parse_rule_file(&path.display().to_string(), &text, &mut rules)?;
+                note(&path.display().to_string(), &rules, from);
             }
         }
     }
-    Ok(rules)
+    Ok((rules, files))
 }
 
 fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), PatternError> {

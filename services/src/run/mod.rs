@@ -2,6 +2,7 @@
 //! tests. `rampart up` (everything in one process) is in [`up`].
 
 mod policy_watch;
+mod rules_watch;
 mod up;
 
 pub use policy_watch::reload as reload_policy;
@@ -43,6 +44,8 @@ pub enum StartError {
     Missing(&'static str, &'static str),
     #[error("{0} (WAF_POLICY)")]
     Policy(#[from] crate::policy::PolicyError),
+    #[error("cannot watch the rules directory {} (RAMPART_RULES_DIR): {detail}", .dir.display())]
+    RulesWatch { dir: std::path::PathBuf, detail: String },
 }
 
 /// A server running on a background task.
@@ -102,6 +105,8 @@ where
 /// Binds the inference service and serves it on a background task.
 pub fn start_inference(args: &InferenceArgs) -> Result<Running, StartError> {
     let engine = Arc::new(Engine::new(args.engine.engine_config())?);
+    // The inference service has no metrics registry of its own: a reload is logged only.
+    rules_watch::start(args.engine.rules_dir.as_deref(), Some(&engine), None)?;
     start_inference_with(engine, args.addr, args.max_body_bytes, ProcessLimits::unobserved().gate)
 }
 
@@ -142,6 +147,7 @@ pub fn start_proxy(args: &ProxyArgs) -> Result<ProxyServer, StartError> {
         audit: open_audit(&args.proxy.audit_log)?,
     };
     let server = start_proxy_with(&args.proxy, parts)?;
+    rules_watch::start(args.scorer.engine.rules_dir.as_deref(), engine.as_ref(), Some(server.proxy.gate().metrics().clone()))?;
     follow_policy(args.proxy.policy_file.as_deref(), server.proxy.gate(), engine)?;
     Ok(server)
 }
@@ -201,6 +207,7 @@ impl DecisionSettings<'_> {
             // No event stream is served standalone (spec 6.4); the hub only feeds the audit log.
             sse_keepalive: Duration::from_secs(15),
         }));
+        rules_watch::start(self.scorer.engine.rules_dir.as_deref(), engine.as_ref(), Some(gate.metrics().clone()))?;
         follow_policy(self.adapter.policy_file.as_deref(), &gate, engine)?;
         Ok(gate)
     }

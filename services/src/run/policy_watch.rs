@@ -17,7 +17,7 @@ use crate::policy::{PolicyError, PolicySet};
 
 /// Editors and ConfigMap updates touch a file several times in a row: one reload after the
 /// burst settles.
-const SETTLE: Duration = Duration::from_millis(50);
+pub(super) const SETTLE: Duration = Duration::from_millis(50);
 
 /// Loads `path` into every gate (a bad file stops start-up), then keeps them following it.
 pub fn start(path: &Path, gates: &[Arc<Gate>]) -> Result<(), StartError> {
@@ -84,7 +84,7 @@ fn watch_file(path: &Path, tx: mpsc::UnboundedSender<()>) -> notify::Result<noti
     Ok(watcher)
 }
 
-fn spawn_sighup(tx: mpsc::UnboundedSender<()>) {
+pub(super) fn spawn_sighup(tx: mpsc::UnboundedSender<()>) {
     #[cfg(unix)]
     tokio::spawn(async move {
         let Ok(mut hup) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else { return };

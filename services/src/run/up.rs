@@ -65,6 +65,8 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
         audit: open_audit(&args.proxy.audit_log)?,
         sse_keepalive: std::time::Duration::from_secs(args.proxy.sse_keepalive_secs),
     }));
+    // One engine serves every door: a rules-directory reload reaches all of them.
+    super::rules_watch::start(args.inference.engine.rules_dir.as_deref(), Some(&engine), Some(gate.metrics().clone()))?;
     // One gate serves every door: the policy file applies to all of them.
     follow_policy(args.proxy.policy_file.as_deref(), &gate, Some(engine))?;
     let proxy = Arc::new(crate::proxy::Proxy::with_gate(args.proxy.settings(&target), &target, gate.clone(), &limits));

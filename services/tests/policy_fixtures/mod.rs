@@ -127,5 +127,45 @@ pub fn post_form(host: &str, path: &str, body: &str) -> Request<Full<Bytes>> {
         .unwrap()
 }
 
+/// A form request (`method`, `path`, `body`) with `Host: host`.
+pub fn request_at(host: &str, method: Method, path: &str, body: &str) -> Request<Full<Bytes>> {
+    Request::builder()
+        .method(method)
+        .uri(path)
+        .header("host", host)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap()
+}
+
+/// The audit file's lines once it holds `count` (the writer thread flushes per burst).
+pub fn wait_for_audit_lines(path: &Path, count: usize) -> Vec<serde_json::Value> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).expect("each line is JSON")).collect();
+        if lines.len() >= count {
+            return lines;
+        }
+        assert!(Instant::now() < deadline, "the audit log holds {} lines, wanted {count}:\n{text}", lines.len());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The policy the decision-service tests (nginx, Envoy) run under: a shadow host wildcard,
+/// and a route reading 64 bytes of body that blocks anything longer.
+pub const DOOR_POLICY: &str = r#"
+[[scope]]
+name = "shadow-hosts"
+host = "*.shadow.test"
+mode = "shadow"
+
+[[scope]]
+name = "small-uploads"
+path = "/upload"
+body_limit = 64
+oversize_body = "block"
+"#;
+
 /// A script tag only the `xss` rule `script-tag` matches (no other XSS rule fires on it).
 pub const SCRIPT: &str = "%3Cscript%3Ex%3C%2Fscript%3E";
