@@ -140,6 +140,21 @@ def training_texts(data_dir: str) -> dict[str, list[str]]:
     }
 
 
+def unique_pieces(sets: dict[str, list[str]]) -> tuple[list[str], list[str]]:
+    """Every text's prompt pieces, each piece once (first set that holds it), and that set's name."""
+    all_pieces: list[str] = []
+    origin: list[str] = []
+    seen = set()
+    for name, texts in sets.items():
+        for t in texts:
+            for p in pieces(t):
+                if p and p not in seen:
+                    seen.add(p)
+                    all_pieces.append(p)
+                    origin.append(name)
+    return all_pieces, origin
+
+
 def sha256_file(path: str) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -278,16 +293,7 @@ def main():
     sets = training_texts(a.data)
     if a.sharegpt_limit:
         sets["sharegpt_train"] = sets["sharegpt_train"][: a.sharegpt_limit]
-    all_pieces: list[str] = []
-    origin: list[str] = []
-    seen = set()
-    for name, texts in sets.items():
-        for t in texts:
-            for p in pieces(t):
-                if p and p not in seen:
-                    seen.add(p)
-                    all_pieces.append(p)
-                    origin.append(name)
+    all_pieces, origin = unique_pieces(sets)
     origin_arr = np.asarray(origin)
     print(f"[stage1] {len(all_pieces)} pieces: " + ", ".join(f"{k} {int((origin_arr == k).sum())}" for k in sets), flush=True)
     cache = os.path.join("target", f"pi-stage1-labels-{model_sha[:16]}.npz")
