@@ -14,7 +14,7 @@ use super::forward::{strip_hop_by_hop, ClientFacts};
 use super::{boxed, Proxy, ProxyBody};
 use gate::body::{buffer_prefix, ReplayBody};
 use gate::client_ip::{any_contains, canonical, source_ip};
-use gate::decision::{Effect, OversizeBody};
+use gate::decision::Effect;
 use gate::errors::BodyError;
 use gate::gate::KillResponse;
 use gate::gate::{Component, RequestSummary, Ruling};
@@ -24,7 +24,7 @@ use gate::metrics::Metrics;
 use gate::observe::{Emit, LimitHit, UpstreamFailed};
 use gate::request_id::RequestId;
 use gate::scored_request::HttpRequest;
-use gate::scorer::{ScoreQuery, Verdict};
+use gate::scorer::ScoreQuery;
 use gate::stats::Demo;
 use gate::waf_headers::{format_score, stamp, BLOCK_BODY, UNAVAILABLE_BODY};
 
