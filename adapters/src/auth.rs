@@ -17,11 +17,11 @@ use gate::adapter_door::AdapterDoor;
 use gate::gate::{Component, RequestSummary};
 use gate::http::{json_response, ApiError, HttpResponse};
 use gate::observe::{Emit, LimitHit};
+use gate::policy::body::Oversize;
 use gate::request_id::{request_span, RequestId};
 use gate::scored_request::HttpRequest;
 use gate::scorer::ScoreQuery;
 use gate::waf_headers::stamp;
-use gate::policy::body::Oversize;
 
 /// Header pairs nginx (and other auth-subrequest front ends) use for the original request, in
 /// order of preference.

