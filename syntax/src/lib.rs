@@ -44,6 +44,7 @@ pub mod shell_windows;
 mod shell_windows_args;
 mod smuggled_request;
 mod ssi;
+mod system_path;
 mod trigger;
 pub mod xss_html;
 pub mod xss_js;

@@ -21,6 +21,7 @@ static CHECKS: &[&dyn Check] = &[
     &crate::redirect::OpenRedirect,
     &crate::path_lax::PathLax,
     &crate::restricted_file::RestrictedFile,
+    &crate::system_path::SystemPath,
     &crate::rfi::RemoteFileInclude,
     &crate::smuggled_request::SmuggledRequest,
     &crate::encoding_abuse::EncodingAbuse,
