@@ -42,6 +42,7 @@ mod shell_percent;
 pub mod shell_unix;
 pub mod shell_windows;
 mod shell_windows_args;
+mod shell_windows_start;
 mod smuggled_request;
 mod ssi;
 mod system_path;

@@ -31,7 +31,7 @@ impl Check for PrototypePollution {
         if input.name.contains("proto") && pollutes(input.name, false) {
             return finding(KEY_REASON, 1);
         }
-        if !input.text.contains("proto") || input.text.len() > 64 * 1024 {
+        if !input.text.contains("proto") {
             return None;
         }
         if matches!(input.place, Place::QueryName | Place::BodyKey) {
@@ -56,9 +56,8 @@ fn pollutes(text: &str, assigned: bool) -> bool {
     let b = text.as_bytes();
     let mut prev_constructor = false;
     let mut i = 0;
-    let mut steps = 0;
-    while i < b.len() && steps < 4096 {
-        steps += 1;
+    // Linear without a cap (every turn moves `i` on): a cap would let filler words hide a path.
+    while i < b.len() {
         if !is_ident(b[i]) {
             i += 1;
             continue;
@@ -131,6 +130,13 @@ mod tests {
         assert_eq!(level("q", "__proto__.isAdmin=true", Place::QueryValue), Some(1));
         assert_eq!(level("body", "{\"__proto__\": {\"isAdmin\": true}}", Place::BodyValue), Some(1));
         assert_eq!(level("q", "constructor[prototype][x]=1", Place::QueryValue), Some(1));
+    }
+
+    #[test]
+    fn filler_before_the_path_does_not_hide_it() {
+        // More words than any cap would read, and more than 64 KiB.
+        let padded = format!("{}__proto__.isAdmin=true", "x ".repeat(40_000));
+        assert!(level("q", &padded, Place::QueryValue).is_some());
     }
 
     #[test]

@@ -15,9 +15,6 @@ use crate::{Check, Finding, Input, Place, Trigger};
 
 pub struct RestrictedFile;
 
-/// Path bytes read: the names are in the first segments of any path a client sends.
-const MAX_SCAN: usize = 2048;
-
 /// Directories whose content is never public (any segment equal to one, case-insensitive).
 const DIRS: &[&str] = &[".git", ".svn", ".hg", ".bzr", "cvs", "web-inf", ".aws", ".ssh", ".docker", ".idea", ".vscode", "_darcs"];
 
@@ -107,7 +104,8 @@ impl Check for RestrictedFile {
             return None;
         }
         let path = input.text.as_bytes();
-        let path = &path[..path.len().min(MAX_SCAN)];
+        // The whole path is read (one linear pass): a cap would let `/<3 KB of padding>/.git/config`
+        // through, and the path is already bounded by the header size limit.
         // The query never belongs to the path here.
         let path = &path[..path.iter().position(|&c| c == b'?' || c == b'#').unwrap_or(path.len())];
         let mut best: Option<u8> = None;
@@ -187,6 +185,12 @@ mod tests {
         input.place = Place::Path;
         input.sensitivity = 4;
         RestrictedFile.inspect(&input).map(|f| f.level)
+    }
+
+    #[test]
+    fn padding_before_the_name_does_not_hide_it() {
+        let padded = format!("/{}/.git/config", "a/".repeat(2000));
+        assert_eq!(level(&padded), Some(1));
     }
 
     #[test]

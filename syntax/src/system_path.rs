@@ -7,14 +7,12 @@
 //! Only values of parameters, JSON/form/XML leaves and cookies are read: a request *path* may
 //! well be `/etc/designs/…` (Adobe Experience Manager serves its assets there), and a header
 //! or a raw body is not a file name. The whole value must be the path (a chat message quoting
-//! one is more than the path), at most [`MAX_LEN`] bytes.
+//! one is more than the path); every byte of it is read, so padding (`/etc/./././…/fstab`)
+//! does not hide it.
 
 use crate::{Check, Finding, Input, Place, Trigger};
 
 pub struct SystemPath;
-
-/// A file name longer than this is not what an include parameter holds.
-const MAX_LEN: usize = 512;
 
 /// Unix system folders, as their first path segments.
 const UNIX_ROOTS: &[&[&str]] = &[
@@ -93,7 +91,7 @@ impl Check for SystemPath {
             return None;
         }
         let value = input.text.trim();
-        if value.len() > MAX_LEN || value.len() < 4 {
+        if value.len() < 4 {
             return None;
         }
         let value = strip_file_scheme(value);
@@ -167,6 +165,7 @@ mod tests {
             "c:/inetpub/wwwroot/web.config",
             "D:\\Program Files\\app\\conf.xml",
             "c:\\AppServ\\MySQL",
+            &format!("/etc/{}fstab", "./".repeat(400)),
         ] {
             assert!(hit(Place::QueryValue, text), "{text}");
             assert!(hit(Place::BodyValue, text), "{text}");
