@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
-use hyper::{HeaderMap, Method, Request, Response, StatusCode};
+use hyper::{Method, Request, Response, StatusCode};
 use net::ConnInfo;
 use serde_json::json;
 use tracing::Instrument;
@@ -23,15 +23,7 @@ use gate::scored_request::HttpRequest;
 use gate::scorer::ScoreQuery;
 use gate::waf_headers::stamp;
 
-/// Header pairs nginx (and other auth-subrequest front ends) use for the original request, in
-/// order of preference.
-const METHOD_HEADERS: [&str; 2] = ["x-original-method", "x-forwarded-method"];
-const URI_HEADERS: [&str; 3] = ["x-original-uri", "x-forwarded-uri", "x-original-url"];
-/// The client's Host, for the policy's host scopes: nginx's subrequest carries the adapter's own
-/// Host, so the original travels in one of these (still scored like any header); plain `host`
-/// last, for callers that forward it unchanged.
-const HOST_HEADERS: [&str; 3] = ["x-original-host", "x-forwarded-host", "host"];
-const CONTENT_TYPE_HEADERS: [&str; 2] = ["x-original-content-type", "content-type"];
+use crate::original::Original;
 
 pub struct AuthAdapter {
     door: AdapterDoor,
@@ -62,22 +54,11 @@ impl AuthAdapter {
 
     async fn check(&self, req: Request<Incoming>, conn: ConnInfo, id: &RequestId) -> Result<HttpResponse, ApiError> {
         let (parts, body) = req.into_parts();
-        let method_source = first_header(&parts.headers, &METHOD_HEADERS);
-        let uri_source = first_header(&parts.headers, &URI_HEADERS);
-        let type_source = first_header(&parts.headers, &CONTENT_TYPE_HEADERS);
-        // Only the headers this request's line and type were read from describe the
-        // subrequest; the client's X-Forwarded-*, X-Real-IP, X-Original-URL reach the app.
-        let sources: Vec<&str> = [&method_source, &uri_source, &type_source].iter().filter_map(|s| s.as_ref().map(|(n, _)| *n)).collect();
-        let method = method_source.map(|(_, v)| v).unwrap_or_else(|| parts.method.as_str().to_string());
-        let uri = uri_source.map(|(_, v)| v).ok_or_else(|| {
-            ApiError::InvalidRequest(
-                "X-Original-URI is missing: set `proxy_set_header X-Original-URI $request_uri;` in the auth location".into(),
-            )
-        })?;
-        let (path, query) = uri.split_once('?').unwrap_or((uri.as_str(), ""));
-        let host = first_header(&parts.headers, &HOST_HEADERS).map(|(_, v)| v).unwrap_or_default();
+        let original = Original::read(&parts.headers, &parts.method)?;
+        let (method, host) = (original.method.as_str(), original.host.as_str());
+        let (path, query) = original.path_and_query();
         // The scope is known before the body: its body limit and oversize behaviour apply.
-        let scoped = self.door.gate.scope(&host, &method, path);
+        let scoped = self.door.gate.scope(host, method, path);
         // nginx forwards the client's own body here only when configured to; a prefix is
         // scored, the rest ignored (this answer does not carry the body anywhere).
         let limit = scoped.resolved.body.limit_or(self.door.body_limit);
@@ -95,18 +76,9 @@ impl AuthAdapter {
         if over_budget {
             LimitHit { limit: "body-budget" }.emit(self.door.gate.metrics());
         }
-        let mut scored_headers: Vec<(&str, &[u8])> = parts
-            .headers
-            .iter()
-            .filter(|(name, _)| !is_plumbing(name.as_str(), &sources))
-            .map(|(n, v)| (n.as_str(), v.as_bytes()))
-            .collect();
-        let original_type = type_source.map(|(_, v)| v);
-        if let Some(content_type) = &original_type {
-            scored_headers.push(("content-type", content_type.as_bytes()));
-        }
+        let scored_headers = original.scored_headers(&parts.headers);
         let mut score_query = ScoreQuery::from_http(HttpRequest {
-            method: &method,
+            method,
             path,
             query,
             headers: &scored_headers,
@@ -124,7 +96,7 @@ impl AuthAdapter {
         let mut summary = RequestSummary {
             request_id: id,
             component: Component::Auth,
-            method: &method,
+            method,
             path,
             query,
             client,
@@ -134,7 +106,7 @@ impl AuthAdapter {
         };
         // The adapter has no oversize flag: without a scope saying otherwise it scores the prefix.
         scoped.resolved.body.on_oversize(Oversize::ScorePrefix, body_truncated, &mut summary.scored, &mut summary.preset);
-        let ruling = self.door.gate.inspect_scoped(summary, &host, scoped).await;
+        let ruling = self.door.gate.inspect_scoped(summary, host, scoped).await;
 
         // nginx's auth_request knows 2xx, 401 and 403 only: a refusal (fail-closed) is a 403
         // whose body says why.
@@ -145,20 +117,6 @@ impl AuthAdapter {
         stamp(resp.headers_mut(), &ruling.headers);
         Ok(resp)
     }
-}
-
-/// Headers that describe the subrequest, not the client's request: the ones the original
-/// method, URI and content type were read from, and the subrequest's own framing.
-fn is_plumbing(name: &str, sources: &[&str]) -> bool {
-    sources.contains(&name) || matches!(name, "content-type" | "content-length" | "x-original-content-type")
-}
-
-/// The first of `names` present with a non-empty value: (its name, its value).
-fn first_header(headers: &HeaderMap, names: &[&'static str]) -> Option<(&'static str, String)> {
-    names.iter().find_map(|&name| {
-        let value = String::from_utf8_lossy(headers.get(name)?.as_bytes()).into_owned();
-        (!value.is_empty()).then_some((name, value))
-    })
 }
 
 fn forbidden(body: Vec<u8>) -> HttpResponse {

@@ -3,3 +3,6 @@
 //! [`gate::adapter_door::AdapterDoor`].
 
 pub mod auth;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
+pub mod original;

@@ -6,6 +6,8 @@
 //! fail-open); WAF_ON_SCORING_ERROR=closed answers an immediate 503 instead.
 
 pub mod exchange;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod management;
 
 use std::net::{IpAddr, SocketAddr};

@@ -11,6 +11,8 @@ pub mod client_ip;
 pub mod decision;
 pub mod errors;
 pub mod events;
+#[cfg(any(test, feature = "fuzzing"))]
+pub mod fuzzing;
 pub mod gate;
 pub mod http;
 pub mod lifecycle;

@@ -3,11 +3,15 @@
 
 use std::time::Duration;
 
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric, NoLabelSet};
+use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
 
 use crate::decision::{Action, Decision};
@@ -171,6 +175,7 @@ impl Metrics {
         let rate_limited = Counter::default();
         registry.register("waf_rate_limited", "Requests over a policy scope's per-client rate limit", rate_limited.clone());
         crate::scorer::pool::register(&mut registry);
+        registry.register_collector(Box::new(ModelQueues));
         Metrics {
             rate_limited,
             policy_reloads,
@@ -249,6 +254,63 @@ impl Metrics {
     }
 }
 
+/// The in-process model queues (scoring's `model::observe`), read at each scrape: their
+/// counters live in the queues' own atomics, so nothing here can drift from them.
+#[derive(Debug)]
+struct ModelQueues;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ModelLabel {
+    model: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ShedLabels {
+    model: &'static str,
+    reason: &'static str,
+}
+
+impl Collector for ModelQueues {
+    fn encode(&self, mut encoder: DescriptorEncoder) -> Result<(), std::fmt::Error> {
+        use scoring::model::observe::{self, ShedReason};
+        let queues = observe::all();
+        if queues.is_empty() {
+            return Ok(());
+        }
+        let help = "Texts waiting in a model's queue (not yet taken into a batch).";
+        let mut family = encoder.encode_descriptor("waf_model_queue_depth", help, None, MetricType::Gauge)?;
+        for q in &queues {
+            ConstGauge::new(q.depth as i64).encode(family.encode_family(&ModelLabel { model: q.model })?)?;
+        }
+        let help = "Texts per model executor call.";
+        let mut family = encoder.encode_descriptor("waf_model_batch_size", help, None, MetricType::Histogram)?;
+        for q in &queues {
+            let h = &q.batch_sizes;
+            family.encode_family(&ModelLabel { model: q.model })?.encode_histogram::<NoLabelSet>(h.sum, h.count, &h.buckets, None)?;
+        }
+        let help = "Time of one model executor call (a whole batch).";
+        let mut family = encoder.encode_descriptor("waf_model_batch_seconds", help, None, MetricType::Histogram)?;
+        for q in &queues {
+            let h = &q.batch_seconds;
+            family.encode_family(&ModelLabel { model: q.model })?.encode_histogram::<NoLabelSet>(h.sum, h.count, &h.buckets, None)?;
+        }
+        let help = "Texts a model queue dropped without running, by reason (queue-full, client-queue-full, deadline, abandoned).";
+        let mut family = encoder.encode_descriptor("waf_model_shed_texts", help, None, MetricType::Counter)?;
+        for q in &queues {
+            for &(reason, texts) in &q.shed {
+                let labels = ShedLabels { model: q.model, reason: ShedReason::slug(reason) };
+                ConstCounter::new(texts).encode(family.encode_family(&labels)?)?;
+            }
+        }
+        let help = "Model executor calls that failed (every text of the batch lacks the model's opinion).";
+        let mut family = encoder.encode_descriptor("waf_model_failed_batches", help, None, MetricType::Counter)?;
+        for q in &queues {
+            ConstCounter::new(q.failed_batches).encode(family.encode_family(&ModelLabel { model: q.model })?)?;
+        }
+        Ok(())
+    }
+}
+
 impl net::RefusalObserver for Metrics {
     fn refused(&self, why: net::Refusal) {
         self.count_limit(why.slug());
@@ -258,6 +320,22 @@ impl net::RefusalObserver for Metrics {
 /// `GET /metrics` on any listener.
 pub fn metrics_response(metrics: &Metrics) -> crate::http::HttpResponse {
     let mut resp = hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from(metrics.render_text())));
+    resp.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static(TEXT_CONTENT_TYPE));
+    resp
+}
+
+/// The model queues' series alone, for a process that runs the models but no front door (the
+/// inference service): a door scoring through `INFERENCE_URL` has no queue of its own, so
+/// the queue is observed where it runs.
+pub fn model_metrics_response() -> crate::http::HttpResponse {
+    let mut registry = Registry::default();
+    registry.register_collector(Box::new(ModelQueues));
+    let mut open_metrics = String::new();
+    let text = match prometheus_client::encoding::text::encode(&mut open_metrics, &registry) {
+        Ok(()) => openmetrics_to_prometheus_text(&open_metrics),
+        Err(_) => String::new(),
+    };
+    let mut resp = hyper::Response::new(http_body_util::Full::new(bytes::Bytes::from(text)));
     resp.headers_mut().insert(hyper::header::CONTENT_TYPE, hyper::header::HeaderValue::from_static(TEXT_CONTENT_TYPE));
     resp
 }
@@ -311,6 +389,33 @@ mod tests {
         assert!(text.contains("waf_kills_total{detector=\"sqli\",action=\"shadow_kill\"} 1"), "{text}");
         assert!(text.contains("# TYPE waf_inference_latency_seconds histogram"), "{text}");
         assert!(!text.contains("# EOF"));
+    }
+
+    #[tokio::test]
+    async fn model_queues_are_exported_per_model_from_their_own_counters() {
+        use scoring::model::{BatchConfig, BatchQueue, Executor, ModelError};
+        struct Halves;
+        impl Executor for Halves {
+            fn infer(&mut self, texts: &[&str]) -> Result<Vec<f32>, ModelError> {
+                Ok(vec![0.5; texts.len()])
+            }
+        }
+        let queue = BatchQueue::spawn("metrics-test-model", Halves, BatchConfig { client_queue: 2, ..BatchConfig::default() });
+        assert_eq!(queue.score_many(vec!["a".into(), "b".into()]).await.unwrap(), vec![0.5, 0.5]);
+        let refused = queue.score_many((0..3).map(|i| format!("c{i}")).collect()).await;
+        assert!(matches!(refused, Err(ModelError::ClientQueueFull(_))), "{refused:?}");
+        let text = Metrics::new().render_text();
+        let label = "model=\"metrics-test-model\"";
+        assert!(text.contains("# TYPE waf_model_queue_depth gauge"), "{text}");
+        assert!(text.contains(&format!("waf_model_queue_depth{{{label}}} 0\n")), "{text}");
+        assert!(text.contains(&format!("waf_model_batch_size_count{{{label}}} 1\n")), "{text}");
+        assert!(text.contains(&format!("waf_model_batch_size_sum{{{label}}} 2.0\n")), "{text}");
+        assert!(text.contains(&format!("waf_model_batch_size_bucket{{le=\"2.0\",{label}}} 1\n")), "{text}");
+        assert!(text.contains(&format!("waf_model_batch_seconds_count{{{label}}} 1\n")), "{text}");
+        assert!(text.contains("# TYPE waf_model_shed_texts_total counter"), "{text}");
+        assert!(text.contains(&format!("waf_model_shed_texts_total{{{label},reason=\"client-queue-full\"}} 3\n")), "{text}");
+        assert!(text.contains(&format!("waf_model_shed_texts_total{{{label},reason=\"queue-full\"}} 0\n")), "{text}");
+        assert!(text.contains(&format!("waf_model_failed_batches_total{{{label}}} 0\n")), "{text}");
     }
 
     #[test]

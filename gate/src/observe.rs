@@ -1,6 +1,7 @@
 //! Observable happenings, one struct each: emitting one logs it and counts it together, so a
 //! log line never exists without its counter or the other way round (vector's internal_events).
-//! Logs go out inside the caller's span, which names the request id (see [`crate::request_id`]).
+//! Logs go out inside the caller's span; the request span is DEBUG-level (never built at the
+//! default level), so the warnings a request raises name its `request_id` themselves.
 
 use crate::errors::{error_chain, ScoreError, ToWire, UpstreamError};
 use crate::metrics::Metrics;
@@ -11,6 +12,7 @@ pub trait Emit {
 
 /// No verdict: the scorer failed. The gate's policy decides what happens to the request.
 pub struct ScoringFailed<'a> {
+    pub request_id: &'a str,
     pub component: &'static str,
     pub error: &'a ScoreError,
     /// Forwarded (fail-open) or refused (fail-closed), as the decision said.
@@ -20,7 +22,14 @@ pub struct ScoringFailed<'a> {
 impl Emit for ScoringFailed<'_> {
     fn emit(self, metrics: &Metrics) {
         let side = self.error.wire().side.as_str();
-        tracing::warn!(error = %error_chain(self.error), side, component = self.component, refused = self.refused, "scoring failed");
+        tracing::warn!(
+            request_id = self.request_id,
+            error = %error_chain(self.error),
+            side,
+            component = self.component,
+            refused = self.refused,
+            "scoring failed"
+        );
         metrics.count_scoring_error(self.error.waf_error());
     }
 }
@@ -40,12 +49,13 @@ impl Emit for ModelMissing<'_> {
 
 /// The proxy's upstream did not answer.
 pub struct UpstreamFailed<'a> {
+    pub request_id: &'a str,
     pub error: &'a UpstreamError,
 }
 
 impl Emit for UpstreamFailed<'_> {
     fn emit(self, metrics: &Metrics) {
-        tracing::warn!(error = %error_chain(self.error), kind = self.error.kind(), "upstream failed");
+        tracing::warn!(request_id = self.request_id, error = %error_chain(self.error), kind = self.error.kind(), "upstream failed");
         metrics.count_upstream_error(self.error.kind());
     }
 }

@@ -70,6 +70,12 @@ impl InferenceService {
                 _ => Err(method_not_allowed("GET", &path)),
             };
         }
+        if path == "/metrics" {
+            return match *req.method() {
+                Method::GET | Method::HEAD => Ok(gate::metrics::model_metrics_response()),
+                _ => Err(method_not_allowed("GET", &path)),
+            };
+        }
         let target = match path.as_str() {
             "/score" => ScoreTarget::Detector(scoring::detectors::SQLI),
             "/score/all" => ScoreTarget::All,

@@ -84,10 +84,33 @@ pub fn reopen_upgrade<B>(mut resp: Response<B>, websocket: bool) -> Response<B> 
     resp
 }
 
+const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+
+/// The client's X-Forwarded-For hops (empty ones dropped) followed by `peer`. Most requests
+/// carry none: then the value is the peer alone, with no list built.
+fn forwarded_for(headers: &HeaderMap, peer: IpAddr) -> Option<HeaderValue> {
+    let mut hops =
+        headers.get_all(&X_FORWARDED_FOR).iter().filter_map(|v| v.to_str().ok()).map(str::trim).filter(|v| !v.is_empty()).peekable();
+    if hops.peek().is_none() {
+        return HeaderValue::from_str(&peer.to_string()).ok();
+    }
+    let mut value = String::with_capacity(64);
+    for hop in hops {
+        value.push_str(hop);
+        value.push_str(", ");
+    }
+    value.push_str(&peer.to_string());
+    HeaderValue::from_str(&value).ok()
+}
+
 pub struct Upstream {
     client: Client<HttpsConnector<HttpConnector>, ReplayBody>,
     /// `http://host:port` or `https://host:port`, no trailing slash.
     origin: String,
+    /// The origin's parts, parsed once: every request's URI is built from them.
+    scheme: hyper::http::uri::Scheme,
+    /// None only for a target without one (then the client's URI is left as it came).
+    authority: Option<hyper::http::uri::Authority>,
     /// Path prefix of TARGET_URL (`/app` in `http://h/app`), no trailing slash.
     prefix: String,
     timeout: Duration,
@@ -150,7 +173,9 @@ impl Upstream {
         let origin = format!("{scheme}://{authority}");
         let prefix = target.path().trim_end_matches('/').to_string();
         let client_proto = if settings.client_tls { "https" } else { "http" };
-        Upstream { client, origin, prefix, timeout: settings.timeout, client_proto, protocol: settings.protocol }
+        let scheme = if scheme == "https" { hyper::http::uri::Scheme::HTTPS } else { hyper::http::uri::Scheme::HTTP };
+        let authority = target.authority().cloned();
+        Upstream { client, origin, scheme, authority, prefix, timeout: settings.timeout, client_proto, protocol: settings.protocol }
     }
 
     /// Clients reach the proxy over TLS.
@@ -172,9 +197,7 @@ impl Upstream {
         // An HTTP/2 upstream cannot take an HTTP/1.1 Upgrade.
         let websocket = wants_websocket(&parts.headers, parts.version) && self.protocol != UpstreamProtocol::H2;
         let trailers = self.protocol != UpstreamProtocol::Http1 && accepts_trailers(&parts.headers);
-        let path_and_query = parts.uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-        let uri = format!("{}{}{}", self.origin, self.prefix, path_and_query);
-        if let Ok(uri) = uri.parse::<Uri>() {
+        if let Some(uri) = self.upstream_uri(&parts.uri) {
             parts.uri = uri;
         }
         // Under `auto` the connection's ALPN decides; hyper's pool sends an HTTP/1.1-versioned
@@ -191,16 +214,8 @@ impl Upstream {
         } else {
             parts.extensions.remove::<OnUpgrade>();
         }
-        let mut hops: Vec<String> = headers
-            .get_all("x-forwarded-for")
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty())
-            .collect();
-        hops.push(client.peer.to_string());
-        if let Ok(value) = HeaderValue::from_str(&hops.join(", ")) {
-            headers.insert("x-forwarded-for", value);
+        if let Some(value) = forwarded_for(headers, client.peer) {
+            headers.insert(X_FORWARDED_FOR, value);
         }
         if !(client.peer_trusted && headers.contains_key("x-forwarded-proto")) {
             headers.insert("x-forwarded-proto", HeaderValue::from_static(self.client_proto));
@@ -209,6 +224,20 @@ impl Upstream {
             headers.insert("x-forwarded-host", host.clone());
             headers.insert(HOST, host);
         }
+    }
+
+    /// The client's path and query under the target's origin and prefix. Without a prefix
+    /// the client's path-and-query is reused as parsed (no string round trip per request).
+    fn upstream_uri(&self, client: &Uri) -> Option<Uri> {
+        let path_and_query = client.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+        let mut parts = hyper::http::uri::Parts::default();
+        parts.scheme = Some(self.scheme.clone());
+        parts.authority = Some(self.authority.clone()?);
+        parts.path_and_query = match (self.prefix.is_empty(), client.path_and_query()) {
+            (true, Some(pq)) => Some(pq.clone()),
+            _ => Some(format!("{}{}", self.prefix, path_and_query).parse().ok()?),
+        };
+        Uri::from_parts(parts).ok()
     }
 
     /// Sends the request; the response body streams back untouched. A WebSocket handshake

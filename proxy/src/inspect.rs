@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
+use hyper::body::{Body, Incoming};
 use hyper::header::HeaderValue;
 use hyper::{Request, Response, StatusCode};
 use net::{ConnInfo, Outcome};
@@ -58,7 +58,11 @@ impl Proxy {
         let body_limit = scoped.resolved.body.limit_or(self.body_limit);
         // The client broke off or stalled mid-body: nothing complete to score. It still gets an
         // event: a stream of these is worth seeing on the dashboard.
-        let buffered = match tokio::time::timeout(self.body_read_timeout, buffer_prefix(body, body_limit, &self.budget)).await {
+        // A body already complete (every GET) cannot stall: no timer to arm and disarm.
+        let complete = body.is_end_stream();
+        let read = buffer_prefix(body, body_limit, &self.budget);
+        let read = if complete { Ok(read.await) } else { tokio::time::timeout(self.body_read_timeout, read).await };
+        let buffered = match read {
             Ok(Ok(b)) => b,
             Ok(Err(err)) => return Outcome::Respond(self.refuse_unscored(summary(client), BodyError::Read(Box::new(err)))),
             Err(_) => return Outcome::Respond(self.refuse_unscored(summary(client), BodyError::Timeout(self.body_read_timeout))),
@@ -100,7 +104,7 @@ impl Proxy {
                 // Connection header) must run before the verdict is written.
                 self.upstream.prepare(&mut parts, ClientFacts { peer, peer_trusted });
                 stamp(&mut parts.headers, &ruling.headers);
-                Outcome::Respond(self.forward(Request::from_parts(parts, buffered.body)).await)
+                Outcome::Respond(self.forward(Request::from_parts(parts, buffered.body), id).await)
             }
         };
         Metrics::observe(&self.gate.metrics().total_seconds, started.elapsed());
@@ -136,7 +140,7 @@ impl Proxy {
         }
     }
 
-    async fn forward(&self, req: Request<ReplayBody>) -> Response<ProxyBody> {
+    async fn forward(&self, req: Request<ReplayBody>, id: &RequestId) -> Response<ProxyBody> {
         let sent = Instant::now();
         match self.upstream.send(req).await {
             Ok(resp) => {
@@ -149,7 +153,7 @@ impl Proxy {
                 Response::from_parts(parts, body.map_err(|e| Box::new(e) as super::BoxError).boxed_unsync())
             }
             Err(err) => {
-                UpstreamFailed { error: &err }.emit(self.gate.metrics());
+                UpstreamFailed { request_id: id.as_str(), error: &err }.emit(self.gate.metrics());
                 boxed(error_response(&err))
             }
         }

@@ -413,6 +413,12 @@ impl Engine {
         if detector == SQLI && header {
             pieces.extend(crate::header_tails::header_sql_tails(text).into_iter().flat_map(|tail| windows(tail, window)));
         }
+        let path = fields.get(f).is_some_and(|field| field.kind == FieldKind::Path);
+        if detector == SQLI && path {
+            let patterns = self.patterns.load();
+            let segments = crate::path_segments::path_sql_segments(text, |segment| patterns.gates(SQLI, segment));
+            pieces.extend(segments.into_iter().flat_map(|segment| windows(segment, window)));
+        }
         pieces
     }
 

@@ -16,6 +16,7 @@ pub mod model;
 pub mod models;
 pub mod normalize;
 pub mod overflow_lines;
+pub mod path_segments;
 pub mod patterns;
 pub mod prompt_fields;
 pub mod prose;

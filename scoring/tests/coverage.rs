@@ -156,6 +156,25 @@ async fn sqli_in_formerly_skipped_headers_reaches_the_model() {
     }
 }
 
+/// What the model reads is not diluted or cut away by the views: an injection as one segment
+/// of a routed path (read whole, the route's words dilute it), and an injection behind a `/*`
+/// the application's string literal swallows (the decoded view strips `/* ... */` and an
+/// unterminated `/*` to the end; to the database inside a literal it is no comment).
+#[tokio::test]
+async fn sqli_in_a_path_segment_or_behind_a_literal_comment_reaches_the_model() {
+    let engine = engine_with_models();
+    for text in [
+        "GET /products/1'%20or%20'1'='1/reviews\n",
+        "GET /api/v2/orders/9%20union%20select%20username,password%20from%20users--%20-/items\n",
+        "GET /search?q=x/*'%20or%201=1--\n",
+        "GET /search?q=/*'%20union%20select%20password%20from%20users--%20*/\n",
+        "GET /search?q=/*%2527%2520union%2520select%2520password%2520from%2520users--\n",
+    ] {
+        let r = engine.score_all(&ScoreInput { request_text: text, headers: &[] }).await;
+        assert!(r.breakdown.get(SQLI) > engine.threshold(), "{text}: {r:?}");
+    }
+}
+
 /// Seeded xorshift: the same blobs on every run.
 struct Rng(u64);
 

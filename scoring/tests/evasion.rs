@@ -54,3 +54,36 @@ fn samples_are_reproducible() {
         assert_eq!(sample(*family, SEED, 8), sample(*family, SEED, 8), "{}", family.name());
     }
 }
+
+/// The red-team families whose detection is pattern rules (no model behind them): with the
+/// models off they still reach the target, so a rule edit that reopens a gap the red team
+/// found (`)(&)` filters, XInclude in an XML body, scheme-relative private hosts, a `$where`
+/// busy loop) fails here and not only in the eval. SQLi and XPath tautologies are the SQLi
+/// model's (the test above, models on).
+#[test]
+fn redteam_rule_families_hold_without_models() {
+    let engine = common::patterns_only();
+    let mut failures = Vec::new();
+    for name in ["redteam-ldap", "redteam-xxe", "redteam-ssrf", "redteam-nosqli", "redteam-ssti"] {
+        let family = evasion::family(name).expect("registered");
+        let variants = sample(family, SEED ^ 0x5eed, 400);
+        let mut misses = Vec::new();
+        for (i, variant) in variants.iter().enumerate() {
+            let (text, headers) = input_parts(variant, i);
+            let verdict = engine.score_patterns(&ScoreInput { request_text: &text, headers: &headers });
+            if verdict.score <= engine.threshold() {
+                misses.push(format!("{} {:?}", variant.mutation, variant.payload));
+            }
+        }
+        let recall = 1.0 - misses.len() as f64 / variants.len() as f64;
+        println!("{name:<16} {:>6.1}% (patterns only)", recall * 100.0);
+        if recall < TARGET {
+            failures.push(format!(
+                "{name}: {:.1}%; first misses:\n    {}",
+                recall * 100.0,
+                misses.iter().take(5).cloned().collect::<Vec<_>>().join("\n    ")
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "red-team families under target without models:\n{}", failures.join("\n"));
+}

@@ -257,3 +257,26 @@ async fn without_models_health_stays_loading_and_patterns_still_answer() {
     assert_eq!(v["error"], "unavailable");
     running.stop().await;
 }
+
+/// The inference service runs the model queues, so it exports their series: a door scoring
+/// through `INFERENCE_URL` has none of its own. After a SQLi request reached the model, the
+/// queue has run at least one batch and is empty again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_show_the_model_queues() {
+    let base = shared_base();
+    let attack = score(base, "/score", "GET /item?id=1%27+OR+%271%27%3D%271%27+--+\n").await;
+    assert!(attack["score"].as_f64().unwrap() > 0.5, "{attack}");
+    let (status, body, headers) = get(base, "/metrics").await;
+    assert_eq!(status, 200);
+    assert!(headers["content-type"].to_str().unwrap().starts_with("text/plain"), "{headers:?}");
+    let text = body.as_str().expect("Prometheus text");
+    let sample = |prefix: &str| -> f64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix)?.rsplit_once(' ')?.1.parse().ok())
+            .unwrap_or_else(|| panic!("no {prefix} in:\n{text}"))
+    };
+    assert!(sample("waf_model_batch_size_count{model=\"sqli\"}") >= 1.0, "{text}");
+    assert!(!text.contains("waf_requests_total"), "only the model series: {text}");
+    let (status, _, _) = request(base, hyper::Method::POST, "/metrics", Vec::new()).await;
+    assert_eq!(status, 405);
+}

@@ -18,8 +18,6 @@ use crate::{Check, Finding, Input, Place, Trigger};
 
 pub struct EncodingAbuse;
 
-/// Bytes of a field read.
-const MAX_SCAN: usize = 4096;
 /// A value longer than this is a document, not a file name or a parameter.
 const SHORT: usize = 256;
 
@@ -36,9 +34,10 @@ impl Check for EncodingAbuse {
         if matches!(input.place, Place::BodyRaw | Place::Base64 | Place::Overflow | Place::XmlDoctype) {
             return None;
         }
+        // The whole field (each test is one pass): a cap would let padding hide the layer.
         let text = input.text.as_bytes();
-        let text = &text[..text.len().min(MAX_SCAN)];
-        let mut found = null_byte(text).or_else(|| double_encoding(text)).or_else(|| invalid_percent(text))?;
+        let at: Vec<usize> = marks(text).collect();
+        let mut found = null_byte(text, &at).or_else(|| double_encoding(text, &at)).or_else(|| invalid_percent(text, &at))?;
         // A stray `%` in source code or prose is a format string (`"%c%s"`), not a split keyword.
         if found.0 == "protocol:invalid-percent" && (text.len() > SHORT || text.contains(&b'\n') || crate::prose::is_long_or_prose(text)) {
             found.1 = found.1.max(2);
@@ -53,18 +52,22 @@ fn is_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-' | b'/' | b'\\')
 }
 
+/// Where each `%` or NUL stands: every kind below starts at one, so the text is walked once
+/// and each kind looks only at these positions (most values hold none or one).
+fn marks(text: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    text.iter().enumerate().filter(|&(_, &c)| c == b'%' || c == 0).map(|(k, _)| k)
+}
+
 /// Positions of NULs, raw or as `%00`, with the byte before and after each.
-fn null_byte(text: &[u8]) -> Found {
+fn null_byte(text: &[u8], at: &[usize]) -> Found {
     let mut count = 0usize;
     let mut named = false;
-    let mut k = 0;
-    while k < text.len() {
+    for &k in at {
         let len = if text[k] == 0 {
             1
-        } else if text[k] == b'%' && text.get(k + 1) == Some(&b'0') && text.get(k + 2) == Some(&b'0') {
+        } else if text.get(k + 1) == Some(&b'0') && text.get(k + 2) == Some(&b'0') {
             3
         } else {
-            k += 1;
             continue;
         };
         count += 1;
@@ -74,12 +77,12 @@ fn null_byte(text: &[u8]) -> Found {
         if before.is_some_and(is_name_byte) && after.is_some_and(|c| c == b'.' || c.is_ascii_alphanumeric() || c == b'/') {
             named = true;
         }
-        k += len;
     }
-    if count == 0 || !text.iter().any(|&c| c != 0 && c != b'%') {
+    // Only `%` and NUL bytes: nothing is hidden behind them.
+    if count == 0 || at.len() == text.len() {
         return None;
     }
-    let trailing_text = text.iter().rposition(|&c| c == 0).is_none_or(|p| p + 1 < text.len());
+    let trailing_text = at.iter().rev().find(|&&k| text[k] == 0).is_none_or(|&p| p + 1 < text.len());
     if named && count <= 2 && text.len() <= SHORT {
         Some(("protocol:null-byte", 1))
     } else if trailing_text && count <= 4 {
@@ -90,10 +93,8 @@ fn null_byte(text: &[u8]) -> Found {
 }
 
 /// `%25` followed by the hex of a byte that matters to an attack.
-fn double_encoding(text: &[u8]) -> Found {
-    let mut k = 0;
-    while let Some(p) = text[k..].windows(3).position(|w| w[0] == b'%' && w[1] == b'2' && w[2] == b'5') {
-        let at = k + p;
+fn double_encoding(text: &[u8], at: &[usize]) -> Found {
+    for &at in at.iter().filter(|&&k| text.get(k..k + 3) == Some(b"%25")) {
         let hex = text.get(at + 3..at + 5).map(|h| [h[0].to_ascii_lowercase(), h[1].to_ascii_lowercase()]);
         let next = text.get(at + 5).copied();
         let hit = match hex.as_ref().map(|h| &h[..]) {
@@ -108,29 +109,33 @@ fn double_encoding(text: &[u8]) -> Found {
         if hit {
             return Some(("protocol:double-encoding", 1));
         }
-        k = at + 3;
     }
     None
 }
 
 /// `%` + a non-hex byte between letters: a stray escape splitting a word.
-fn invalid_percent(text: &[u8]) -> Found {
+fn invalid_percent(text: &[u8], at: &[usize]) -> Found {
     let mut best = 0usize;
     let mut in_word = 0usize;
-    for k in 0..text.len() {
-        let c = text[k];
-        if c == b'%' {
-            let prev = k.checked_sub(1).map(|p| text[p]);
-            let a = text.get(k + 1).copied();
-            let b = text.get(k + 2).copied();
-            let valid = a.is_some_and(|x| x.is_ascii_hexdigit()) && b.is_some_and(|x| x.is_ascii_hexdigit());
-            let split = !valid && prev.is_some_and(|p| p.is_ascii_alphabetic() || p == b'<') && a.is_some_and(|x| x.is_ascii_alphabetic());
-            if split {
-                in_word += 1;
-                best = best.max(in_word);
+    let mut last: Option<usize> = None;
+    for &k in at.iter().filter(|&&k| text[k] == b'%') {
+        // Any other byte that is neither a letter, a digit nor `<` since the last `%` ends the
+        // word (read only while a split is counted: otherwise there is nothing to end).
+        if in_word > 0 {
+            let from = last.map_or(0, |l| l + 1);
+            if text[from..k].iter().any(|&c| !c.is_ascii_alphanumeric() && c != b'<') {
+                in_word = 0;
             }
-        } else if !c.is_ascii_alphanumeric() && c != b'<' {
-            in_word = 0;
+        }
+        last = Some(k);
+        let prev = k.checked_sub(1).map(|p| text[p]);
+        let a = text.get(k + 1).copied();
+        let b = text.get(k + 2).copied();
+        let valid = a.is_some_and(|x| x.is_ascii_hexdigit()) && b.is_some_and(|x| x.is_ascii_hexdigit());
+        let split = !valid && prev.is_some_and(|p| p.is_ascii_alphabetic() || p == b'<') && a.is_some_and(|x| x.is_ascii_alphabetic());
+        if split {
+            in_word += 1;
+            best = best.max(in_word);
         }
     }
     match best {
@@ -161,5 +166,32 @@ mod tests {
         for v in ["50% off", "100%", "https%253A%252F%252Fexample.com", "a%20b", "Hello %s, you have %d messages", "caf%E9"] {
             assert_eq!(find(v), None, "{v}");
         }
+    }
+
+    /// Splits count within one word only: a blank, a NUL or punctuation between two ends it.
+    #[test]
+    fn splits_are_counted_per_word() {
+        let cases: [(&str, Option<(&str, u8)>); 7] = [
+            ("s%cr%ipt", Some(("protocol:invalid-percent", 1))),
+            ("s%cr<%ipt", Some(("protocol:invalid-percent", 1))),
+            ("s%cr %ipt", Some(("protocol:invalid-percent", 2))),
+            ("s%cr-%ipt", Some(("protocol:invalid-percent", 2))),
+            ("s%cr\u{0}%ipt", Some(("protocol:null-byte", 2))),
+            ("%%%", None),
+            ("\u{0}%\u{0}", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(find(text), expected, "{text:?}");
+        }
+    }
+
+    /// An abuse after 100 KiB of benign text is read; a long text moves only the kinds whose
+    /// level depends on length.
+    #[test]
+    fn padding_hides_no_abuse() {
+        let pad = "a".repeat(100 * 1024);
+        assert_eq!(find(&format!("{pad}/%252e%252e%252fetc")), Some(("protocol:double-encoding", 1)));
+        assert_eq!(find(&format!("{pad}/shell.php%00.jpg")), Some(("protocol:null-byte", 2)));
+        assert_eq!(find(&format!("{pad} 50% off")), None);
     }
 }

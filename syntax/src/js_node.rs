@@ -45,8 +45,9 @@ impl Check for NodeJsInjection {
     }
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
-        // Every form calls something: without `(` or a backtick there is nothing to run.
-        if !input.bytes.any(b"(`") || input.text.len() > 32 * 1024 || !has_anchor_letters(input.text) {
+        // Every form calls something: without `(` or a backtick there is nothing to run. No
+        // length cap: padding must not hide a loader (every pass below is linear).
+        if !input.bytes.any(b"(`") || !has_anchor_letters(input.text) {
             return None;
         }
         let raw = compact(input.text, false);
@@ -77,14 +78,16 @@ fn judge(folded: &str, raw: &str) -> Option<&'static str> {
         return Some("command-injection:nodejs-constructor-process");
     }
     let mut found: Option<&'static str> = None;
+    // Read once, not per call: every call is judged, however many benign ones come first.
+    let written: Vec<bool> = PROCESS_MODULES.iter().map(|m| raw.contains(m)).collect();
     for loader in ["require(", "import("] {
-        for (at, _) in folded.match_indices(loader).take(64) {
+        for (at, _) in folded.match_indices(loader) {
             let Some(module) = quoted_at(folded, at + loader.len()) else { continue };
             let after = &folded[at + loader.len() + module.len() + 2..];
             let chained = after.strip_prefix(')').and_then(|r| r.strip_prefix('.')).map(|r| r.split('(').next().unwrap_or(""));
             let chained_then = after.starts_with(").then(");
-            if PROCESS_MODULES.contains(&module) {
-                let hidden = !raw.contains(module);
+            if let Some(m) = PROCESS_MODULES.iter().position(|p| *p == module) {
+                let hidden = !written[m];
                 let runs = chained.is_some_and(|c| RUN_CALLS.contains(&c)) || chained_then;
                 found = Some("command-injection:nodejs-child-process");
                 if hidden || runs {
@@ -167,14 +170,24 @@ fn unescape(s: &str) -> String {
 /// `String.fromCharCode(99,104)`, `atob('Y2g=')`, `Buffer.from('Y2g=','base64').toString()`
 /// replaced by `'ch'`: one pass, each call decoded once.
 fn decode_calls(s: &str) -> String {
+    const CALLS: [&str; 3] = ["String.fromCharCode(", "atob(", "Buffer.from("];
     let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while !rest.is_empty() {
-        let next = ["String.fromCharCode(", "atob(", "Buffer.from("].iter().filter_map(|p| rest.find(p).map(|i| (i, *p))).min();
-        let Some((i, prefix)) = next else {
+    // `rest` is `s[pos..]`; `next[k]` is where call `k` next occurs in `s`, searched again
+    // only once `rest` has passed it, so the text is read once per call kind, not per call.
+    let mut pos = 0;
+    let mut next: [Option<usize>; 3] = CALLS.map(|p| s.find(p));
+    while pos < s.len() {
+        let rest = &s[pos..];
+        for (k, at) in next.iter_mut().enumerate() {
+            if at.is_some_and(|a| a < pos) {
+                *at = rest.find(CALLS[k]).map(|i| pos + i);
+            }
+        }
+        let Some((i, k)) = next.iter().enumerate().filter_map(|(k, at)| at.map(|a| (a - pos, k))).min() else {
             out.push_str(rest);
             break;
         };
+        let prefix = CALLS[k];
         out.push_str(&rest[..i]);
         let args_at = i + prefix.len();
         let Some(close) = rest[args_at..].find(')') else {
@@ -207,7 +220,7 @@ fn decode_calls(s: &str) -> String {
             }
             _ => out.push_str(&rest[i..end]),
         }
-        rest = &rest[end..];
+        pos += end;
     }
     out
 }
@@ -240,5 +253,18 @@ mod tests {
         assert_eq!(level("const fs = require('fs'); const data = fs.readFileSync(path)"), None);
         assert_eq!(level("the process (binding of contracts) requires care"), None);
         assert_eq!(level("import('lodash').then(m => m.default)"), None);
+    }
+
+    /// A loader after 100 benign `require` calls, or after 100 KiB of text, is judged; a
+    /// hundred decoder calls are each decoded once.
+    #[test]
+    fn padding_hides_no_loader() {
+        let calls = "require('lodash');".repeat(100);
+        assert_eq!(level(&format!("{calls}require('child_process').exec('id')")), Some(2));
+        let pad = "lorem ipsum ".repeat(9 * 1024);
+        assert_eq!(level(&format!("{pad}require('child_process').exec('id')")), Some(2));
+        let decoded = "atob('bG9kYXNo');".repeat(100);
+        assert_eq!(level(&format!("{decoded}require(atob('Y2hpbGRfcHJvY2Vzcw==')).exec('id')")), Some(1));
+        assert_eq!(level(&format!("{calls}{pad}")), None);
     }
 }

@@ -147,11 +147,13 @@ pub fn inspect_all(input: &Input<'_>) -> impl Iterator<Item = Finding> {
 
 /// [`inspect_all`] without collecting: what the engine calls on every field.
 pub fn for_each_finding(input: &Input<'_>, mut found: impl FnMut(Finding)) {
-    let triggers = registry::triggers();
-    for (k, check) in checks().iter().enumerate() {
-        if triggers.get(k).is_some_and(|t| !t.admits(input)) {
-            continue;
-        }
+    let all = checks();
+    // Registry order, as before: the admitted checks' bits from the lowest.
+    let mut admitted = registry::trigger_table().admitted(input);
+    while admitted != 0 {
+        let k = admitted.trailing_zeros() as usize;
+        admitted &= admitted - 1;
+        let Some(check) = all.get(k) else { break };
         if let Some(finding) = check.inspect(input).filter(|f| f.level <= input.sensitivity) {
             found(finding);
         }

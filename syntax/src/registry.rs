@@ -2,6 +2,7 @@
 
 use std::sync::LazyLock;
 
+use crate::trigger::TriggerTable;
 use crate::{Check, Trigger};
 
 static CHECKS: &[&dyn Check] = &[
@@ -40,4 +41,11 @@ static TRIGGERS: LazyLock<Vec<Trigger>> = LazyLock::new(|| CHECKS.iter().map(|c|
 
 pub fn triggers() -> &'static [Trigger] {
     &TRIGGERS
+}
+
+/// The same triggers as one table, tested for all checks at once (one bit per check).
+static TABLE: LazyLock<TriggerTable> = LazyLock::new(|| TriggerTable::new(&TRIGGERS));
+
+pub fn trigger_table() -> &'static TriggerTable {
+    &TABLE
 }

@@ -19,9 +19,6 @@ use crate::{Check, Finding, Input, Place, Trigger};
 
 pub struct RemoteFileInclude;
 
-/// Bytes of a value read.
-const MAX_SCAN: usize = 2048;
-
 /// Parameter-name words that name code to include (one `_`/`-`/`.`/`[`-separated word of the
 /// name must be one of these): any URL in them is an include payload.
 const INCLUDE_WORDS: &[&str] = &[
@@ -87,8 +84,9 @@ impl Check for RemoteFileInclude {
         if !matches!(input.place, Place::QueryValue | Place::BodyValue | Place::Cookie) {
             return None;
         }
-        let raw = input.text.as_bytes();
-        let value = raw[..raw.len().min(MAX_SCAN)].trim_ascii();
+        // The whole value: a prefix cap would let padding push the truncation tail or the
+        // script's name out of sight. Every test below is one pass.
+        let value = input.text.as_bytes().trim_ascii();
         let level = include_level(value, name_kind(input.name))?;
         (level <= input.sensitivity).then_some(Finding { reason: "path-traversal:remote-file-include", score: 0.95, level })
     }
@@ -119,6 +117,10 @@ fn starts_with_ci(hay: &[u8], prefix: &str) -> bool {
     hay.len() >= prefix.len() && hay[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
 }
 
+fn ends_with_ci(hay: &[u8], suffix: &[u8]) -> bool {
+    hay.len() >= suffix.len() && hay[hay.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+}
+
 /// The level of `value` as an include payload, for an include-like parameter or any other.
 fn include_level(value: &[u8], kind: NameKind) -> Option<u8> {
     let include = kind != NameKind::Other;
@@ -145,8 +147,7 @@ fn include_level(value: &[u8], kind: NameKind) -> Option<u8> {
     let path = &rest[host_end..];
     let path = &path[..path.iter().position(|&c| c == b'?' || c == b'#').unwrap_or(path.len())];
     // `shell.txt`, `r57.inc`: code served as text so that the include runs it here.
-    let lower = path.to_ascii_lowercase();
-    let text_script = [&b".txt"[..], b".inc", b".sh", b".pl", b".py"].iter().any(|e| lower.ends_with(e));
+    let text_script = [&b".txt"[..], b".inc", b".sh", b".pl", b".py"].iter().any(|e| ends_with_ci(path, e));
     Some(if ip || truncated || text_script || kind == NameKind::Include { 1 } else { 2 })
 }
 
@@ -173,10 +174,7 @@ fn ip_literal(host: &[u8]) -> bool {
 /// The value ends the way an include payload cuts off the application's suffix: a trailing
 /// `?` (the `.php` the application appends becomes a query), a NUL or `%00`, a `#`.
 fn truncation_tail(value: &[u8]) -> bool {
-    value.ends_with(b"?") || value.ends_with(b"#") || value.contains(&0) || {
-        let lower = value.to_ascii_lowercase();
-        lower.windows(3).any(|w| w == b"%00")
-    }
+    value.ends_with(b"?") || value.ends_with(b"#") || value.contains(&0) || value.windows(3).any(|w| w == b"%00")
 }
 
 #[cfg(test)]
@@ -215,5 +213,15 @@ mod tests {
         }
         assert_eq!(level("page", "https://www.example.com/products/shoes"), Some(2));
         assert_eq!(level("template", "https://cdn.example.org/x.jpg"), Some(1));
+    }
+
+    /// 100 KiB of benign path before the truncation tail or the script's name: the whole
+    /// value is read, so padding hides neither.
+    #[test]
+    fn padding_hides_no_tail() {
+        let pad = "a/".repeat(50 * 1024);
+        assert_eq!(level("q", &format!("http://10.1.2.3/{pad}x.php?")), Some(1));
+        assert_eq!(level("page", &format!("http://evil.example/{pad}shell.TXT")), Some(1));
+        assert_eq!(level("q", &format!("http://10.1.2.3/{pad}x.php")), None);
     }
 }

@@ -27,10 +27,11 @@ impl Check for SessionFixation {
     }
 
     fn inspect(&self, input: &Input<'_>) -> Option<Finding> {
+        // The whole text, every occurrence of each anchor: a length cap or a cap on the
+        // occurrences read would let padding (or a hundred benign `cookie`s) hide the write.
+        // Each helper below is linear: the spans it trims around distinct occurrences do not
+        // overlap.
         let text = input.text;
-        if text.len() > 64 * 1024 {
-            return None;
-        }
         let finding = |reason, level: u8| (level <= input.sensitivity).then_some(Finding { reason, score: 0.95, level });
         let lower = if input.bytes.any(b"Cc") { text.to_ascii_lowercase() } else { return None };
         if !lower.contains("cookie") && !lower.contains("sess") && !lower.contains("cfid") {
@@ -55,7 +56,7 @@ impl Check for SessionFixation {
 
 /// `http-equiv` `=` (quote) `set-cookie`.
 fn meta_set_cookie(lower: &str) -> bool {
-    lower.match_indices("http-equiv").take(16).any(|(at, m)| {
+    lower.match_indices("http-equiv").any(|(at, m)| {
         let rest = lower[at + m.len()..].trim_start();
         let Some(rest) = rest.strip_prefix('=') else { return false };
         rest.trim_start().trim_start_matches(['"', '\'']).starts_with("set-cookie")
@@ -64,7 +65,7 @@ fn meta_set_cookie(lower: &str) -> bool {
 
 /// A line break (CR or LF, raw or still percent-encoded) then `set-cookie` `:`.
 fn header_after_break(lower: &str) -> bool {
-    lower.match_indices("set-cookie").take(16).any(|(at, m)| {
+    lower.match_indices("set-cookie").any(|(at, m)| {
         let before = lower[..at].trim_end_matches([' ', '\t']);
         let after = lower[at + m.len()..].trim_start_matches([' ', '\t']);
         let broken = before.ends_with('\n') || before.ends_with('\r') || before.ends_with("%0a") || before.ends_with("%0d");
@@ -74,7 +75,7 @@ fn header_after_break(lower: &str) -> bool {
 
 /// `document.cookie =` (or `document['cookie'] =`), not a comparison.
 fn cookie_write(text: &str) -> bool {
-    text.match_indices("cookie").take(32).any(|(at, m)| {
+    text.match_indices("cookie").any(|(at, m)| {
         let before = text[..at].trim_end_matches(['\'', '"', '[', '.', ' ']);
         if !before.ends_with("document") {
             return false;
@@ -87,11 +88,19 @@ fn cookie_write(text: &str) -> bool {
 /// A session cookie's `name=` followed by an id of 8+ id characters.
 fn session_id_value(lower: &str) -> bool {
     SESSION_NAMES.iter().any(|name| {
-        lower.match_indices(name).take(8).any(|(at, m)| {
-            let rest = lower[at + m.len()..].trim_start_matches(|c: char| c.is_ascii_alphanumeric() && *name == "aspsessionid");
-            let Some(id) = rest.strip_prefix('=') else { return false };
-            id.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'%')).count() >= 8
-        })
+        let mut from = 0;
+        while let Some(p) = lower[from..].find(name) {
+            let after = from + p + name.len();
+            // `ASPSESSIONIDQQGGBBAA=`: the platform appends letters to the name.
+            let tail = if *name == "aspsessionid" { lower[after..].bytes().take_while(u8::is_ascii_alphanumeric).count() } else { 0 };
+            // An occurrence inside that tail would end at the same `=`: go on after it.
+            from = after + tail;
+            let Some(id) = lower[from..].strip_prefix('=') else { continue };
+            if id.bytes().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'%')).take(8).count() >= 8 {
+                return true;
+            }
+        }
+        false
     })
 }
 
@@ -123,5 +132,22 @@ mod tests {
         let chat =
             "How can I set a cookie in JavaScript? I tried document.cookie = 'theme=dark' but it is not saved when I reload the page.";
         assert_eq!(level(chat), Some(2));
+    }
+
+    /// A write after 100 KiB of text or after 100 benign occurrences of each anchor is read.
+    #[test]
+    fn padding_hides_no_write() {
+        let pad = "lorem ipsum ".repeat(9 * 1024);
+        assert_eq!(level(&format!("{pad}<script>document.cookie='sid=1'</script>")), Some(2));
+        let readers = "if (document.cookie == '') x();".repeat(100);
+        assert_eq!(level(&format!("{readers}document.cookie='sid=1'")), Some(2));
+        let metas = "<meta http-equiv=\"refresh\" content=\"5\">".repeat(100);
+        assert_eq!(level(&format!("{metas}<meta http-equiv=\"Set-Cookie\" content=\"sid=1\">")), Some(1));
+        let headers = "set-cookie is a header; ".repeat(100);
+        assert_eq!(level(&format!("{headers}%0d%0aSet-Cookie: sid=1")), Some(1));
+        let ids = "jsessionid=1;".repeat(100);
+        assert_eq!(level(&format!("{ids}jsessionid=0123456789ABCDEF")), Some(3));
+        assert_eq!(level(&format!("{}=c123456789", "aspsessionid".repeat(100))), Some(3));
+        assert_eq!(level(&format!("{pad}{readers}")), None);
     }
 }

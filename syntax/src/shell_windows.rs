@@ -195,8 +195,10 @@ fn scan(t: &[u8], marks: &[bool], report: &mut dyn FnMut(&'static str, bool, boo
         }
     }
     let n = t.len();
-    let (mut i, mut opener, mut count) = (0, Some(Opener::Start), 0);
-    while i < n && count < 16 {
+    // Every command position of the whole text: no cap on how many, so benign commands in
+    // front (`a&a&...&whoami`) hide nothing; each byte is visited a bounded number of times.
+    let (mut i, mut opener) = (0, Some(Opener::Start));
+    while i < n {
         if let Some(op) = opener.take() {
             while i < n && matches!(t[i], b' ' | b'\t' | b'@') {
                 i += 1;
@@ -217,7 +219,6 @@ fn scan(t: &[u8], marks: &[bool], report: &mut dyn FnMut(&'static str, bool, boo
                 // A separator right away: let the loop below read it.
                 continue;
             }
-            count += 1;
             let next = command(t, marks, i, end, op, report);
             if let Some(next) = next {
                 opener = Some(Opener::Sep);

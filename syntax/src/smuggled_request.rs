@@ -16,8 +16,6 @@ use crate::{Check, Finding, Input, Place, Trigger};
 
 pub struct SmuggledRequest;
 
-/// Bytes of a field read.
-const MAX_SCAN: usize = 8 * 1024;
 /// Bytes after a start line in which its header must follow.
 const HEADER_WINDOW: usize = 256;
 
@@ -42,8 +40,10 @@ impl Check for SmuggledRequest {
         if matches!(input.place, Place::Path | Place::QueryName | Place::BodyKey | Place::XmlDoctype) {
             return None;
         }
+        // The whole field, without a cap that padding could push the message past: the search
+        // runs from one `/` to the next, and each version's look-back and header window are
+        // bounded (the target words read back from distinct versions do not overlap).
         let text = input.text.as_bytes();
-        let text = &text[..text.len().min(MAX_SCAN)];
         let at = find_message(text)?;
         let level = if input.place == Place::BodyRaw || is_long_or_prose(text) || at > 0 && has_prose_before(&text[..at]) { 2 } else { 1 };
         (level <= input.sensitivity).then_some(Finding { reason: "protocol:smuggled-request", score: 0.95, level })
@@ -155,5 +155,13 @@ mod tests {
             assert_eq!(level(Place::QueryValue, v), None, "{v:?}");
         }
         assert_eq!(level(Place::BodyRaw, "--b\r\nContent-Type: application/http\r\n\r\nGET /x HTTP/1.1\r\nHost: a\r\n"), Some(2));
+    }
+
+    /// A second message after 100 KiB of benign text is still read (a long field is level 2).
+    #[test]
+    fn padding_hides_no_message() {
+        let pad = "lorem/ipsum ".repeat(9 * 1024);
+        assert_eq!(level(Place::BodyValue, &format!("{pad}\r\n\r\nGET /admin HTTP/1.1\r\nHost: localhost\r\n\r\n")), Some(2));
+        assert_eq!(level(Place::BodyValue, &format!("{pad} see HTTP/1.1 docs")), None);
     }
 }

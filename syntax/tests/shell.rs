@@ -278,3 +278,15 @@ fn never_panics() {
         let _ = inspect_all(&input).count();
     }
 }
+
+/// Benign commands in front of the payload hide nothing, and a long line of them stays linear
+/// (a cap on command positions would let padding hide `whoami`).
+#[test]
+fn padding_commands_hide_no_windows_command() {
+    // A long line of words reads as prose (level 2, `prose::is_long_or_prose`), so the long
+    // paddings are asked at level 2: what is tested is that the command is still found.
+    for (pad, level) in [(16, 1), (17, 1), (30, 1), (100, 2), (20_000, 2)] {
+        let text = format!("{}cmd /c whoami", "echo a&".repeat(pad));
+        assert_eq!(detect(&text, Place::QueryValue, "q", level), Some("command-injection:windows-cmd"), "{pad} commands in front");
+    }
+}

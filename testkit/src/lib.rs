@@ -1,9 +1,10 @@
 //! Real peers for Rampart's tests and benchmark binaries: a private temp dir, child processes
-//! stopped on drop, nginx from a rendered config, wrk runs parsed into figures, and the CPU a
+//! stopped on drop, nginx and Envoy from a rendered config, wrk runs parsed into figures, and the CPU a
 //! process tree spent. Nothing here knows Rampart's crates: tests and benches bring the configs.
 //! Blocking std code on purpose: callers run it from a plain thread or `spawn_blocking`.
 
 pub mod cpu;
+pub mod envoy;
 pub mod logged;
 pub mod nginx;
 pub mod process;

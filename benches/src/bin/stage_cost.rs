@@ -10,6 +10,7 @@
 //! really builds (plain and decoded text, place and name).
 //! `stage_cost whole [N]` only runs `score_patterns` on json_1k N times (instruction counts).
 //! `stage_cost profile [N]` only runs the code stage on json_1k N times (for callgrind / perf).
+//! `stage_cost list` prints the fields of both bodies.
 
 use std::hint::black_box;
 
@@ -111,8 +112,19 @@ fn main() {
         }
         return;
     }
+    if args.get(1).map(String::as_str) == Some("list") {
+        // The fields of both bodies as the checks see them: kind, name, value.
+        for text in [form_1k(), json_1k()] {
+            let input = ScoreInput { request_text: &text, headers: &[] };
+            for f in parse_request(&input, FieldLimits::default()).fields.iter() {
+                println!("{:?} {:?} {:?}", f.kind, f.name, f.value);
+            }
+        }
+        return;
+    }
     if args.get(1).map(String::as_str) == Some("fields") {
-        // The dearest (check, field) pairs of json_1k: where a benign body's time goes.
+        // The dearest (check, field) pairs of json_1k that the triggers admit: where a benign
+        // body's time goes.
         let text = json_1k();
         let input = ScoreInput { request_text: &text, headers: &[] };
         let parsed = parse_request(&input, FieldLimits::default());
@@ -121,7 +133,12 @@ fn main() {
             let mut i = syntax::Input::new(f.value);
             i.place = place_of(f.kind);
             i.name = f.name;
-            for (k, check) in syntax::checks().iter().enumerate() {
+            i.method = "POST";
+            for (k, (check, trigger)) in syntax::checks().iter().zip(syntax::registry_triggers()).enumerate() {
+                // The code stage never calls a check its trigger refuses.
+                if !trigger.admits(&i) {
+                    continue;
+                }
                 let cost = ns(|| {
                     black_box(check.inspect(black_box(&i)));
                 });

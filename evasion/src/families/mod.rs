@@ -18,8 +18,15 @@ pub mod prototype_pollution;
 mod redirect;
 mod redteam_cmdi_unix;
 mod redteam_cmdi_windows;
+mod redteam_ldap;
+mod redteam_nosqli;
 mod redteam_path;
+mod redteam_sqli;
+mod redteam_ssrf;
+mod redteam_ssti;
+mod redteam_xpath;
 mod redteam_xss;
+mod redteam_xxe;
 mod restricted_file;
 mod rfi;
 mod scanner;
@@ -62,6 +69,13 @@ static FAMILIES: &[&dyn Family] = &[
     &nodejs::NodeJs,
     &session_fixation::SessionFixation,
     &prototype_pollution::PrototypePollution,
+    &redteam_sqli::RedteamSqli,
+    &redteam_ssti::RedteamSsti,
+    &redteam_ssrf::RedteamSsrf,
+    &redteam_xxe::RedteamXxe,
+    &redteam_nosqli::RedteamNosqli,
+    &redteam_ldap::RedteamLdap,
+    &redteam_xpath::RedteamXpath,
 ];
 
 pub fn families() -> &'static [&'static dyn Family] {
@@ -70,4 +84,14 @@ pub fn families() -> &'static [&'static dyn Family] {
 
 pub fn family(name: &str) -> Option<&'static dyn Family> {
     FAMILIES.iter().copied().find(|f| f.name() == name)
+}
+
+/// A red-team grammar's sanity: `n` variants from one seed hold more than `min_distinct`
+/// different payloads, and the same seed gives the same variants.
+#[cfg(test)]
+fn assert_varied_and_seeded(family: &dyn Family, n: usize, min_distinct: usize) {
+    let a = crate::sample(family, 5, n);
+    let distinct: std::collections::BTreeSet<&str> = a.iter().map(|v| v.payload.as_str()).collect();
+    assert!(distinct.len() > min_distinct, "{}: {} distinct of {n}", family.name(), distinct.len());
+    assert_eq!(a, crate::sample(family, 5, n), "{}", family.name());
 }

@@ -165,8 +165,8 @@ pub struct EventHub {
 
 #[derive(Default)]
 struct Inner {
-    /// Serialised events, oldest first.
-    ring: VecDeque<Bytes>,
+    /// The last events, oldest first (serialised when read).
+    ring: VecDeque<Arc<Event>>,
     subscribers: Vec<Subscriber>,
 }
 
@@ -175,26 +175,31 @@ impl EventHub {
         EventHub { inner: Mutex::new(Inner::default()), metrics, audit, keepalive }
     }
 
-    /// Records one event: ring, live subscribers, audit log. Never blocks on a reader.
-    pub fn publish(&self, event: &Event) {
-        let json = match serde_json::to_vec(event) {
-            Ok(v) => Bytes::from(v),
-            Err(err) => {
-                tracing::error!(error = %err, "event not serialisable");
-                return;
-            }
-        };
+    /// Records one event: ring, live subscribers, audit log. Never blocks on a reader. The
+    /// ring keeps the event itself: it is serialised here only when an audit log or a live
+    /// subscriber needs the bytes now (the per-request cost without either is a move and a
+    /// lock), else when `/api/events/recent` or a new subscriber's replay asks.
+    pub fn publish(&self, event: Event) {
+        let event = Arc::new(event);
+        let mut json = None;
         if let Some(audit) = &self.audit {
-            if !audit.write(json.clone()) {
-                self.metrics.audit_dropped.inc();
+            json = serialise(&event);
+            if let Some(json) = &json {
+                if !audit.write(json.clone()) {
+                    self.metrics.audit_dropped.inc();
+                }
             }
         }
-        let message = sse_message(&json);
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if inner.ring.len() == RING_CAPACITY {
             inner.ring.pop_front();
         }
-        inner.ring.push_back(json);
+        inner.ring.push_back(event.clone());
+        if inner.subscribers.is_empty() {
+            return;
+        }
+        let Some(json) = json.or_else(|| serialise(&event)) else { return };
+        let message = sse_message(&json);
         let mut dropped = 0u64;
         // A full buffer (items or bytes) means the reader is not keeping up: dropping its
         // sender ends its stream; the browser's EventSource reconnects and gets the replay.
@@ -233,7 +238,8 @@ impl EventHub {
                 return None;
             }
             let skip = inner.ring.len().saturating_sub(REPLAY_ON_CONNECT);
-            let replay: VecDeque<Bytes> = inner.ring.iter().skip(skip).map(|json| sse_message(json)).collect();
+            let replay: VecDeque<Bytes> =
+                inner.ring.iter().skip(skip).filter_map(|event| serialise(event)).map(|json| sse_message(&json)).collect();
             pending.store(replay.iter().map(Bytes::len).sum(), Ordering::Relaxed);
             inner.subscribers.push(Subscriber { tx, pending: pending.clone() });
             replay
@@ -243,29 +249,39 @@ impl EventHub {
 
     /// `/api/events/recent`: a JSON array of the last 500 events, oldest first.
     pub fn recent_json(&self) -> Bytes {
-        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let mut out = Vec::with_capacity(inner.ring.iter().map(|j| j.len() + 1).sum::<usize>() + 2);
-        out.push(b'[');
-        for (i, json) in inner.ring.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
+        // Serialised outside the lock: publishing never waits for this endpoint.
+        let events: Vec<Arc<Event>> = self.inner.lock().unwrap_or_else(|p| p.into_inner()).ring.iter().cloned().collect();
+        let events: Vec<&Event> = events.iter().map(|event| &**event).collect();
+        match serde_json::to_vec(&events) {
+            Ok(json) => Bytes::from(json),
+            Err(err) => {
+                tracing::error!(error = %err, "event not serialisable");
+                Bytes::from_static(b"[]")
             }
-            out.extend_from_slice(json);
         }
-        out.push(b']');
-        Bytes::from(out)
     }
 
-    /// The recent event of request `request_id`, parsed (None when it left the ring).
+    /// The recent event of request `request_id`, as JSON (None when it left the ring).
     pub fn find(&self, request_id: &str) -> Option<serde_json::Value> {
-        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let needle = format!("\"request_id\":{}", serde_json::Value::String(request_id.to_string()));
-        let json = inner.ring.iter().rev().find(|json| json.windows(needle.len()).any(|w| w == needle.as_bytes()))?;
-        serde_json::from_slice(json).ok()
+        let event = {
+            let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            inner.ring.iter().rev().find(|event| event.request_id == request_id).cloned()?
+        };
+        serde_json::to_value(&*event).ok()
     }
 
     pub fn subscriber_count(&self) -> usize {
         self.inner.lock().unwrap_or_else(|p| p.into_inner()).subscribers.iter().filter(|sub| !sub.tx.is_closed()).count()
+    }
+}
+
+fn serialise(event: &Event) -> Option<Bytes> {
+    match serde_json::to_vec(event) {
+        Ok(json) => Some(Bytes::from(json)),
+        Err(err) => {
+            tracing::error!(error = %err, "event not serialisable");
+            None
+        }
     }
 }
 
@@ -312,7 +328,7 @@ mod tests {
     fn ring_keeps_the_last_500_oldest_first() {
         let hub = EventHub::new(Arc::new(Metrics::new()), None, Duration::from_secs(15));
         for n in 0..620 {
-            hub.publish(&event(n));
+            hub.publish(event(n));
         }
         let recent: Vec<serde_json::Value> = serde_json::from_slice(&hub.recent_json()).unwrap();
         assert_eq!(recent.len(), 500);
@@ -378,7 +394,7 @@ mod tests {
         big.path = "p".repeat(caps::PATH);
         // 1024 items would be allowed; 1 MiB of 2 KB events is reached first.
         for _ in 0..(SUBSCRIBER_BYTES / caps::PATH) + 1 {
-            hub.publish(&big);
+            hub.publish(big.clone());
         }
         assert_eq!(hub.subscriber_count(), 0);
         assert_eq!(metrics.sse_dropped.get(), 1);
@@ -394,7 +410,7 @@ mod tests {
         let hub = EventHub::new(metrics.clone(), None, Duration::from_secs(15));
         let _stalled = hub.subscribe().unwrap();
         for n in 0..SUBSCRIBER_BUFFER + 10 {
-            hub.publish(&event(n));
+            hub.publish(event(n));
         }
         assert_eq!(hub.subscriber_count(), 0);
         assert_eq!(metrics.sse_dropped.get(), 1);

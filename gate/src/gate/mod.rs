@@ -198,7 +198,8 @@ impl Gate {
         match &verdict {
             Err(error) => {
                 let refused = decision.effect == Effect::Refuse;
-                ScoringFailed { component: summary.component.as_str(), error, refused }.emit(&self.metrics)
+                ScoringFailed { request_id: summary.request_id.as_str(), component: summary.component.as_str(), error, refused }
+                    .emit(&self.metrics)
             }
             Ok(Verdict { incomplete: Some(why), .. }) => ModelMissing { why }.emit(&self.metrics),
             Ok(_) => {}
@@ -250,7 +251,7 @@ impl Gate {
         let latency_ms = ruling.scoring_time.as_secs_f64() * 1000.0;
         let event = Event::new(facts, &ruling.verdict, ruling.decision, ruling.mode, latency_ms);
         self.stats.record(&event, demo);
-        self.events.publish(&event);
+        self.events.publish(event);
     }
 }
 

@@ -8,6 +8,7 @@ use tokio::sync::oneshot;
 use super::cache::ScoreCache;
 use super::cascade::CascadeSetting;
 use super::fair::{FairQueue, Queued, Refused};
+use super::observe::{self, BatchRan, QueueStats, ShedReason, TextsDequeued, TextsQueued, TextsShed};
 use super::single_flight::{Flight, Flights, Joined, Waiter};
 use super::{Executor, ModelError};
 use crate::context::ScoreContext;
@@ -74,6 +75,7 @@ struct Shared {
     ready: Condvar,
     flights: Flights,
     cache: Option<Arc<ScoreCache>>,
+    stats: Arc<QueueStats>,
 }
 
 /// Handle to a batching thread. Cloning is cheap; the thread stops when every handle is gone.
@@ -95,6 +97,7 @@ impl BatchQueue {
             ready: Condvar::new(),
             flights: Flights::default(),
             cache: cache.clone(),
+            stats: observe::stats_for(name),
         });
         let alive = Arc::new(());
         let thread_shared = shared.clone();
@@ -141,14 +144,24 @@ impl BatchQueue {
         }
         if !jobs.is_empty() {
             let client = context.client.as_deref().unwrap_or("");
-            let pushed = self.shared.queue.lock().unwrap_or_else(|p| p.into_inner()).push_all(client, jobs);
+            let texts = jobs.len();
+            let pushed = {
+                let mut queue = self.shared.queue.lock().unwrap_or_else(|p| p.into_inner());
+                let pushed = queue.push_all(client, jobs);
+                // Under the lock, so the model thread cannot take these texts off first.
+                if pushed.is_ok() {
+                    TextsQueued { texts }.emit(&self.shared.stats);
+                }
+                pushed
+            };
             match pushed {
                 Ok(()) => self.shared.ready.notify_one(),
                 Err((refused, jobs)) => {
-                    let err = match refused {
-                        Refused::Full => ModelError::QueueFull(self.name),
-                        Refused::ClientFull => ModelError::ClientQueueFull(self.name),
+                    let (err, reason) = match refused {
+                        Refused::Full => (ModelError::QueueFull(self.name), ShedReason::QueueFull),
+                        Refused::ClientFull => (ModelError::ClientQueueFull(self.name), ShedReason::ClientQueueFull),
                     };
+                    TextsShed { reason, texts }.emit(&self.shared.stats);
                     // Whoever joined these flights meanwhile learns the same.
                     for job in jobs {
                         self.shared.flights.finish(job.key, &job.flight, Err(err.clone()));
@@ -177,6 +190,11 @@ impl BatchQueue {
     /// Texts queued or running now (each counted once however many callers wait on it).
     pub fn in_flight(&self) -> usize {
         self.shared.flights.len()
+    }
+
+    /// This queue's counters (shared by every queue of its model name in the process).
+    pub fn stats(&self) -> observe::QueueSnapshot {
+        self.shared.stats.snapshot()
     }
 
     /// Callers waiting for `text`'s score (0 when it is not in flight).
@@ -213,15 +231,29 @@ fn run_batches<E: Executor>(name: &'static str, mut executor: E, shared: &Shared
                 // Give companions a moment to arrive (the wait releases the lock).
                 queue = shared.ready.wait_timeout(queue, config.max_wait).unwrap_or_else(|p| p.into_inner()).0;
             }
-            queue.next_batch(config.max_batch, config.max_batch_bytes, Instant::now(), |job| {
+            let now = Instant::now();
+            let queued = queue.len();
+            let batch = queue.next_batch(config.max_batch, config.max_batch_bytes, now, |job| {
+                TextsShed { reason: job.flight.shed_reason(now), texts: 1 }.emit(&shared.stats);
                 shared.flights.finish(job.key, &job.flight, Err(ModelError::DeadlineExceeded(name)));
-            })
+            });
+            TextsDequeued { texts: queued - queue.len() }.emit(&shared.stats);
+            batch
         };
         if batch.is_empty() {
             continue;
         }
         let texts: Vec<&str> = batch.iter().map(|j| j.text.as_str()).collect();
+        let started = Instant::now();
         let result = executor.infer(&texts);
+        let failed = match &result {
+            Ok(scores) if scores.len() != batch.len() => {
+                Some(format!("executor returned {} scores for {} texts", scores.len(), batch.len()))
+            }
+            Ok(_) => None,
+            Err(err) => Some(err.to_string()),
+        };
+        BatchRan { texts: texts.len(), took: started.elapsed(), failed }.emit(&shared.stats);
         match result {
             Ok(scores) if scores.len() == batch.len() => {
                 for (job, score) in batch.into_iter().zip(scores) {
@@ -253,6 +285,10 @@ mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
 
+    fn shed(queue: &BatchQueue, reason: ShedReason) -> usize {
+        queue.stats().shed.iter().find(|(r, _)| *r == reason).map_or(0, |(_, n)| *n as usize)
+    }
+
     /// Records batch sizes; scores a text by its length so results can be checked per caller.
     struct LengthExecutor {
         batches: Arc<Mutex<Vec<usize>>>,
@@ -270,7 +306,7 @@ mod tests {
     async fn concurrent_callers_are_batched_and_each_gets_its_own_score() {
         let batches = Arc::new(Mutex::new(Vec::new()));
         let config = BatchConfig { max_wait: Duration::from_millis(20), ..BatchConfig::default() };
-        let queue = BatchQueue::spawn("len", LengthExecutor { batches: batches.clone() }, config);
+        let queue = BatchQueue::spawn("len-batched", LengthExecutor { batches: batches.clone() }, config);
         let mut handles = Vec::new();
         for i in 0..16 {
             let q = queue.clone();
@@ -283,6 +319,12 @@ mod tests {
         let sizes = batches.lock().unwrap().clone();
         assert_eq!(sizes.iter().sum::<usize>(), 16);
         assert!(sizes.iter().any(|&n| n > 1), "no batching happened: {sizes:?}");
+        let stats = queue.stats();
+        assert_eq!(stats.batch_sizes.count, sizes.len() as u64, "one observation per executor call");
+        assert_eq!(stats.batch_sizes.sum, 16.0);
+        assert_eq!(stats.batch_seconds.count, sizes.len() as u64);
+        assert!(stats.batch_seconds.sum >= 0.005 * sizes.len() as f64, "each call sleeps 5 ms: {:?}", stats.batch_seconds);
+        assert_eq!(stats.depth, 0);
     }
 
     #[tokio::test]
@@ -309,18 +351,23 @@ mod tests {
             }
         }
         assert!(full >= 1, "a full queue must refuse work instead of queueing it");
+        assert_eq!(shed(&queue, ShedReason::QueueFull), full);
+        assert_eq!(queue.stats().depth, 0);
     }
 
     #[tokio::test]
     async fn abandoned_work_is_not_executed() {
         let batches = Arc::new(Mutex::new(Vec::new()));
         let config = BatchConfig { max_wait: Duration::from_millis(50), ..BatchConfig::default() };
-        let queue = BatchQueue::spawn("len", LengthExecutor { batches: batches.clone() }, config);
+        let queue = BatchQueue::spawn("len-abandoned", LengthExecutor { batches: batches.clone() }, config);
         // The first caller gives up before the batch window closes.
         let gone = tokio::time::timeout(Duration::from_millis(1), queue.score("gone".into())).await;
         assert!(gone.is_err());
         assert_eq!(queue.score("kept".into()).await.unwrap(), 0.04);
         assert_eq!(batches.lock().unwrap().iter().sum::<usize>(), 1, "abandoned text was scored");
+        assert_eq!(shed(&queue, ShedReason::Abandoned), 1);
+        assert_eq!(shed(&queue, ShedReason::Deadline), 0);
+        assert_eq!(queue.stats().depth, 0);
     }
 
     #[tokio::test]
@@ -363,7 +410,7 @@ mod tests {
     async fn a_flood_from_one_client_neither_sheds_nor_delays_another() {
         let ran = Arc::new(Mutex::new(Vec::new()));
         let config = BatchConfig { max_batch: 2, client_queue: 12, cache_entries: 0, ..BatchConfig::default() };
-        let queue = BatchQueue::spawn("slow", SlowExecutor { ran: ran.clone() }, config);
+        let queue = BatchQueue::spawn("slow-flood", SlowExecutor { ran: ran.clone() }, config);
         let flood = ScoreContext::new(Some("10.0.0.1".into()), None);
         let mut flooding = Vec::new();
         // Five requests of four texts against a lane of 12: the lane fills, and what does not
@@ -387,13 +434,14 @@ mod tests {
             }
         }
         assert!(refused >= 1, "a client exceeded its lane without being refused");
+        assert_eq!(shed(&queue, ShedReason::ClientQueueFull), 4 * refused, "a refused request sheds its four texts");
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn work_past_its_deadline_is_dropped_not_run() {
         let ran = Arc::new(Mutex::new(Vec::new()));
         let config = BatchConfig { max_batch: 1, cache_entries: 0, ..BatchConfig::default() };
-        let queue = BatchQueue::spawn("slow", SlowExecutor { ran: ran.clone() }, config);
+        let queue = BatchQueue::spawn("slow-deadline", SlowExecutor { ran: ran.clone() }, config);
         let busy = queue.clone();
         let hold = tokio::spawn(async move { busy.score_many((0..3).map(|i| format!("busy-{i}")).collect()).await });
         tokio::time::sleep(Duration::from_millis(10)).await;
@@ -402,6 +450,8 @@ mod tests {
         assert!(matches!(answer, Err(ModelError::DeadlineExceeded(_))), "{answer:?}");
         hold.await.unwrap().unwrap();
         assert!(!ran.lock().unwrap().iter().any(|t| t == "late"), "expired text reached the model");
+        assert_eq!(shed(&queue, ShedReason::Deadline), 1);
+        assert_eq!(queue.stats().depth, 0);
     }
 
     /// Blocks every batch until the test opens the gate; records the texts it ran.

@@ -10,6 +10,8 @@ pub mod cache;
 pub mod cascade;
 pub mod fair;
 pub mod features;
+pub mod histogram;
+pub mod observe;
 pub mod onnx;
 pub mod single_flight;
 pub mod transformer;

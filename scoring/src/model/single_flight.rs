@@ -16,6 +16,7 @@ use std::time::Instant;
 
 use tokio::sync::oneshot;
 
+use super::observe::ShedReason;
 use super::ModelError;
 
 pub type Reply = oneshot::Sender<Result<f32, ModelError>>;
@@ -55,6 +56,17 @@ impl Flight {
             state.closed = true;
         }
         state.closed
+    }
+
+    /// Why an expired flight is dropped: a caller past its deadline makes it `Deadline`;
+    /// otherwise every caller went away before it ran.
+    pub fn shed_reason(&self, now: Instant) -> ShedReason {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.waiters.iter().any(|w| w.deadline.is_some_and(|d| d <= now)) {
+            ShedReason::Deadline
+        } else {
+            ShedReason::Abandoned
+        }
     }
 }
 

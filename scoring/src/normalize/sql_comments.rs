@@ -24,7 +24,7 @@ pub fn sql_reading(input: &str, out: &mut String) -> bool {
     let mut uncommented = String::with_capacity(input.len());
     strip_line_comments(input, &mut uncommented);
     let mut collapsed = String::with_capacity(uncommented.len());
-    super::collapse::collapse(&uncommented, &mut collapsed);
+    super::collapse::collapse_dropping_comments(&uncommented, &mut collapsed);
     let b = collapsed.trim_matches(' ').as_bytes();
     let mut o: Vec<u8> = Vec::with_capacity(b.len());
     let mut i = 0;

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use scoring::detectors::{Backing, DETECTORS};
+use scoring::model::ModelError;
 use scoring::verdict::ScoreAll;
 use scoring::{Engine, ScoreInput};
 
@@ -17,11 +18,14 @@ pub struct Outcome {
     pub detector: &'static str,
     /// Set only when the request was flagged (score above the threshold).
     pub reason: String,
+    /// Why a model gave no opinion on this row (its fallback rules scored instead), if so.
+    pub model_error: Option<String>,
 }
 
 impl Outcome {
     pub fn from_result(result: &ScoreAll) -> Self {
-        Outcome { score: result.score, detector: result.detector, reason: result.reason.clone() }
+        let model_error = result.model_error.as_ref().map(model_error_code);
+        Outcome { score: result.score, detector: result.detector, reason: result.reason.clone(), model_error }
     }
 
     pub fn flagged(&self) -> bool {
@@ -47,6 +51,7 @@ pub struct Report {
     fp_by_detector: BTreeMap<&'static str, usize>,
     confusion: BTreeMap<String, BTreeMap<&'static str, usize>>,
     by_source: BTreeMap<String, (usize, usize)>,
+    model_errors: BTreeMap<String, usize>,
 }
 
 impl Report {
@@ -55,6 +60,9 @@ impl Report {
     }
 
     pub fn add(&mut self, row: &Row, outcome: &Outcome) {
+        if let Some(code) = &outcome.model_error {
+            *self.model_errors.entry(code.clone()).or_default() += 1;
+        }
         let flagged = outcome.flagged();
         let winner = if flagged { outcome.detector } else { "pass" };
         *self.confusion.entry(row.label.clone()).or_default().entry(winner).or_default() += 1;
@@ -108,6 +116,13 @@ impl Report {
         );
         for (det, n) in &self.fp_by_detector {
             println!("  FPR {:<18} {:>7.3}% ({n})", det, pct(*n, self.benign_rows));
+        }
+        // A row a model did not score is judged by its fallback rules alone: the figures above
+        // are only the models' figures when this says 0.
+        let missing: usize = self.model_errors.values().sum();
+        println!("\nModel errors (rows a model did not score; its fallback rules scored): {missing}");
+        for (code, n) in &self.model_errors {
+            println!("  {code:<40} {n}");
         }
         self.print_confusion();
         println!("\nPer source (flagged / rows)");
@@ -187,4 +202,17 @@ pub async fn hard_negatives(engine: &Engine, placement: Placement) -> Vec<(Strin
         out.push((text.to_string(), Outcome::from_result(&result)));
     }
     out
+}
+
+/// A short code for why a model gave no opinion, with the model's name.
+fn model_error_code(err: &ModelError) -> String {
+    match err {
+        ModelError::Loading(m) => format!("{m}: loading"),
+        ModelError::LoadFailed { model, .. } => format!("{model}: load-failed"),
+        ModelError::QueueFull(m) => format!("{m}: queue-full"),
+        ModelError::ClientQueueFull(m) => format!("{m}: client-queue-full"),
+        ModelError::DeadlineExceeded(m) => format!("{m}: deadline"),
+        ModelError::ExecutorGone(m) => format!("{m}: executor-gone"),
+        ModelError::Inference(_) => "inference-failed".to_string(),
+    }
 }

@@ -115,8 +115,8 @@ fn run(args: &Args) -> Result<(), KitError> {
     extproc.wait_200(&format!("http://{extproc_http}/_waf/health"), Duration::from_secs(60))?;
     wait_for_models(&[&auth, &extproc]);
     for (stack, envoy) in &mut envoys {
-        envoy.wait_ready()?;
-        let mut pids = vec![envoy.child.pid()];
+        stacks::wait_ready(envoy)?;
+        let mut pids = vec![envoy.pid()];
         if *stack == Stack::EnvoyExtproc {
             pids.push(extproc.pid());
         }
@@ -238,7 +238,11 @@ fn wait_for_models(services: &[&LoggedChild]) {
 /// Requests that went through unscored (fail-open) would flatter the figures: the deploy
 /// configs log `waf_error=...` last on each access-log line (empty when scored, `-` on the 499s
 /// of connections wrk drops at the end), and Envoy counts ext_proc's fail-open passes.
-fn unscored_requests(nginxes: &[testkit::nginx::Nginx], envoy: Option<&stacks::EnvoyStack>, fail_open_before: Option<u64>) -> Vec<String> {
+fn unscored_requests(
+    nginxes: &[testkit::nginx::Nginx],
+    envoy: Option<&testkit::envoy::Envoy>,
+    fail_open_before: Option<u64>,
+) -> Vec<String> {
     let mut warnings = Vec::new();
     for (nginx, stack) in nginxes.iter().zip([Stack::Nginx, Stack::NginxAuth, Stack::NginxLua]).skip(1) {
         let access = std::fs::read_to_string(nginx.prefix.join("access.log")).unwrap_or_default();

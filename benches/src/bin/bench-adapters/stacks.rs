@@ -4,10 +4,10 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
-use testkit::logged::{curl_body, LoggedChild};
+use testkit::envoy::{self, Envoy, EnvoyOptions};
+use testkit::logged::curl_status;
 use testkit::nginx::Nginx;
 use testkit::{free_port, KitError};
 
@@ -143,59 +143,15 @@ pub fn start_nginx(stack: Stack, prefix: &Path, wiring: &Wiring, workers: &str) 
     Ok((Nginx::start(prefix, &text, listen)?, listen))
 }
 
-/// deploy/envoy/envoy.yaml with its placeholders filled; for baseline B the ext_proc filter's
-/// list entry is dropped (the other filters, the router and the clusters stay as shipped).
-fn render_envoy(stack: Stack, listen: SocketAddr, admin: SocketAddr, wiring: &Wiring) -> Result<String, KitError> {
-    let text = std::fs::read_to_string(ENVOY_CONF).map_err(KitError::io(format!("reading {ENVOY_CONF}")))?;
-    let text = text
-        .replace("__LISTEN_PORT__", &listen.port().to_string())
-        .replace("__ADMIN_PORT__", &admin.port().to_string())
-        .replace("__EXTPROC_HOST__", "127.0.0.1")
-        .replace("__EXTPROC_PORT__", &wiring.extproc.port().to_string())
-        .replace("__UPSTREAM_HOST__", "127.0.0.1")
-        .replace("__UPSTREAM_PORT__", &wiring.upstream.port().to_string());
-    unfilled(&text, ENVOY_CONF)?;
-    if stack == Stack::EnvoyExtproc {
-        return if text.contains("name: envoy.filters.http.ext_proc") {
-            Ok(text)
-        } else {
-            Err(KitError::failed(ENVOY_CONF, "has no ext_proc filter"))
-        };
-    }
-    let bare = without_list_entry(&text, "- name: envoy.filters.http.ext_proc");
-    if bare.contains("ext_proc.v3.ExternalProcessor") || !bare.contains("- name: envoy.filters.http.router") {
-        return Err(KitError::failed(ENVOY_CONF, "could not take the ext_proc filter out and keep the router"));
-    }
-    Ok(bare)
-}
-
-/// `yaml` without the list entry whose first line is `entry` (after indentation) and every
-/// following line indented deeper than its dash (or blank).
-fn without_list_entry(yaml: &str, entry: &str) -> String {
-    let mut out = String::new();
-    let mut skipping: Option<usize> = None;
-    for line in yaml.lines() {
-        let indent = line.len() - line.trim_start().len();
-        if let Some(dash) = skipping {
-            if line.trim().is_empty() || indent > dash {
-                continue;
-            }
-            skipping = None;
-        }
-        if line.trim_end().trim_start() == entry {
-            skipping = Some(indent);
-            continue;
-        }
-        out.push_str(line);
-        out.push('\n');
-    }
-    out
-}
-
-pub struct EnvoyStack {
-    pub child: LoggedChild,
-    pub addr: SocketAddr,
-    pub admin: SocketAddr,
+/// deploy/envoy/envoy.yaml with its placeholders filled (ports 0: Envoy reports the ones it
+/// got); for baseline B the ext_proc filter's list entry is dropped.
+fn render_envoy(stack: Stack, wiring: &Wiring) -> Result<String, KitError> {
+    let template = std::fs::read_to_string(ENVOY_CONF).map_err(KitError::io(format!("reading {ENVOY_CONF}")))?;
+    let text =
+        envoy::render(&template, &envoy::Wiring { listen_port: 0, admin_port: 0, extproc: wiring.extproc, upstream: wiring.upstream })?;
+    // Taking the filter out also checks that the shipped config has one.
+    let bare = envoy::without_ext_proc(&text)?;
+    Ok(if stack == Stack::EnvoyExtproc { text } else { bare })
 }
 
 pub struct EnvoySpec<'a> {
@@ -204,37 +160,22 @@ pub struct EnvoySpec<'a> {
     pub dir: PathBuf,
 }
 
-pub fn start_envoy(stack: Stack, spec: &EnvoySpec, wiring: &Wiring) -> Result<EnvoyStack, KitError> {
-    let (addr, admin) = (loopback(free_port()), loopback(free_port()));
-    let conf = spec.dir.join("envoy.yaml");
-    std::fs::write(&conf, render_envoy(stack, addr, admin, wiring)?).map_err(KitError::io(format!("writing {}", conf.display())))?;
-    let mut cmd = Command::new(spec.binary);
-    cmd.arg("-c").arg(&conf).args(["-l", "warning", "--concurrency", &spec.concurrency.to_string(), "--disable-hot-restart"]);
-    cmd.arg("--log-path").arg(spec.dir.join("envoy.log"));
-    let child = LoggedChild::spawn(&stack.dir_name(), cmd, &spec.dir)?;
-    Ok(EnvoyStack { child, addr, admin })
+/// Starts one Envoy stack without waiting for it ([`wait_ready`] does).
+pub fn start_envoy(stack: Stack, spec: &EnvoySpec, wiring: &Wiring) -> Result<Envoy, KitError> {
+    let options = EnvoyOptions { binary: spec.binary, concurrency: spec.concurrency, dir: &spec.dir, listener: "ingress" };
+    Envoy::spawn(&options, &render_envoy(stack, wiring)?)
 }
 
-impl EnvoyStack {
-    /// LIVE on its admin port, then a benign GET / through it answers 200.
-    pub fn wait_ready(&mut self) -> Result<(), KitError> {
-        self.child.wait_200(&format!("http://{}/ready", self.admin), Duration::from_secs(30))?;
-        self.child.wait_200(&format!("http://{}/", self.addr), Duration::from_secs(10))
+/// LIVE on its admin port, then a benign GET / through it answers 200.
+pub fn wait_ready(envoy: &mut Envoy) -> Result<(), KitError> {
+    envoy.wait_ready(Duration::from_secs(30))?;
+    let url = format!("http://{}/", envoy.addr);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while curl_status(&url, &[]) != Some(200) {
+        if std::time::Instant::now() >= deadline {
+            return Err(KitError::failed(format!("envoy did not answer {url} with 200 within 10 s"), envoy.log_text()));
+        }
+        std::thread::sleep(Duration::from_millis(200));
     }
-
-    /// One counter of Envoy's admin `/stats`, when present.
-    pub fn stat(&self, name: &str) -> Option<u64> {
-        let body = curl_body(&format!("http://{}/stats?filter=%5E{}%24", self.admin, name.replace('.', "%5C.")));
-        body.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(": ")?.trim().parse().ok())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_list_entry_and_its_body_are_dropped() {
-        let yaml = "filters:\n  - name: a\n    typed: 1\n  - name: envoy.filters.http.ext_proc\n    typed_config:\n      x: 1\n\n  - name: envoy.filters.http.router\n    y: 2\n";
-        let out = super::without_list_entry(yaml, "- name: envoy.filters.http.ext_proc");
-        assert_eq!(out, "filters:\n  - name: a\n    typed: 1\n  - name: envoy.filters.http.router\n    y: 2\n");
-    }
+    Ok(())
 }
