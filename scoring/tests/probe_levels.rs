@@ -50,7 +50,7 @@ fn ldap_metacharacter_probes_wait_for_level_3_and_wildcards_for_4() {
 #[test]
 fn xpath_wildcard_steps_are_level_4_and_the_reopened_tautology_level_1() {
     let engine = patterns_only();
-    for probe in ["//*", "//", "/*"] {
+    for probe in ["//*", "/*"] {
         assert_eq!(lowest_level(engine, probe, "xpath-injection"), Some(4), "{probe}");
     }
     for attack in ["x' or 1=1 or 'x'='y", "admin' or '1'='1", "\" and \"a\"=\"a"] {
@@ -84,6 +84,7 @@ fn ordinary_values_pass_at_every_level() {
         "Tom's or Jerry's",
         "it's 'yes' = 'no'",
         "*/*",
+        "//",
         "1e10",
         "..",
         "2f..2f",
