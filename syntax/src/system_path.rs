@@ -30,6 +30,15 @@ const UNIX_ROOTS: &[&[&str]] = &[
     &["var", "db"],
     &["var", "adm"],
     &["var", "backups"],
+    // Older Unix layouts fuzzing lists still probe (System V `lp`/`saf`/`cron` logs, BSD
+    // `/usr/spool`, `/usr/adm`).
+    &["var", "cron"],
+    &["var", "lp"],
+    &["var", "saf"],
+    &["var", "lock"],
+    &["var", "apache"],
+    &["usr", "spool"],
+    &["usr", "adm"],
     &["usr", "local", "etc"],
     &["usr", "etc"],
     &["usr", "lib"],
@@ -59,6 +68,12 @@ const ROOT_DOTFILES: &[&str] = &[
     ".env",
     ".viminfo",
     ".mysql_history",
+    // Remote-login trust, mail forwarding (it can pipe to a program) and password files.
+    ".rhosts",
+    ".shosts",
+    ".forward",
+    ".passwd",
+    "master.passwd",
 ];
 
 /// Windows system folders, as the first segment after the drive.
@@ -133,6 +148,8 @@ fn unix_system_path(value: &str) -> bool {
 /// `C:\Windows\win.ini`, `c:/inetpub/wwwroot/web.config`, `D:\Program Files\…`: a drive, then
 /// a system folder. A browser's `C:\fakepath\…` (what file inputs report) is not one.
 fn windows_system_path(value: &str) -> bool {
+    // `/C:/…` is how a `file:` URL spells a drive path, and the form file-list probes send.
+    let value = value.strip_prefix('/').filter(|v| v.as_bytes().get(1) == Some(&b':')).unwrap_or(value);
     let b = value.as_bytes();
     if b.len() < 4 || !b[0].is_ascii_alphabetic() || b[1] != b':' || !matches!(b[2], b'\\' | b'/') {
         return false;
@@ -165,6 +182,11 @@ mod tests {
             "c:/inetpub/wwwroot/web.config",
             "D:\\Program Files\\app\\conf.xml",
             "c:\\AppServ\\MySQL",
+            "/C:\\Program Files\\",
+            "/.rhosts",
+            "/master.passwd",
+            "/var/cron/log",
+            "/usr/spool/mqueue/syslog",
             &format!("/etc/{}fstab", "./".repeat(400)),
         ] {
             assert!(hit(Place::QueryValue, text), "{text}");
@@ -180,6 +202,9 @@ mod tests {
             "/etc",
             "/var/www/html",
             "C:\\fakepath\\photo.jpg",
+            "/C:\\fakepath\\photo.jpg",
+            "/var/cron",
+            "/usr/spool",
             "/etc/passwd is the file where accounts live",
             "see /etc/hosts",
             "https://example.com/etc/designs/site.css",

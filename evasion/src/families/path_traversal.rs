@@ -84,6 +84,9 @@ fn dots(rng: &mut Rng) -> (&'static str, &'static str) {
         ("%f0%80%80%ae%f0%80%80%ae", "overlong-4"),
         ("%e0%40%ae%e0%40%ae", "overlong-3-lax"),
         ("%u2024%u2024", "u-escape-leader"),
+        // Double-nibble: `%%32%65` is `%`, `%32` (`2`), `%65` (`e`) — `%2e` after one decode.
+        ("%%32%65%%32%65", "nibble-dots"),
+        ("%%32%65.", "nibble-dots"),
     ])
 }
 
@@ -113,6 +116,11 @@ fn separator(rng: &mut Rng) -> (&'static str, &'static str) {
         ("%f0%80%80%af", "overlong-4-slash"),
         ("%/", "stray-pct-slash"),
         ("\u{2215}", "division-slash"),
+        ("%%32%66", "nibble-slash"),
+        ("%%35%63", "nibble-backslash"),
+        // An encoded separator whose `%` a filter deleted (`..2f..2fetc2fpasswd`).
+        ("2f", "lost-pct-slash"),
+        ("5c", "lost-pct-backslash"),
     ])
 }
 
@@ -141,20 +149,24 @@ impl Family for PathTraversal {
         let system = !APP_TARGETS.contains(&file);
         let text = if system && rng.chance(0.25) {
             // An absolute path or URI to the file, no `..` at all.
-            let (abs, name) = match rng.below(6) {
+            let (abs, name) = match rng.below(7) {
                 0 => (format!("/{file}"), "absolute"),
                 1 => (format!("file:///{file}"), "file-uri"),
                 2 => (format!("file://localhost/{file}"), "file-uri"),
                 3 if windows => (format!("C:\\{}", file.replace('/', "\\")), "drive-path"),
                 3 => (format!("//{file}"), "absolute"),
+                // A drive path as a `file:` URL's path spells it.
+                6 if windows => (format!("/C:/{file}"), "slash-drive-path"),
                 4 => (format!("/{}", file.replacen('/', "//", 1)), "doubled-slash"),
                 _ => (format!("/{}", file.replacen('/', "/./", 1)), "dot-segment-abs"),
             };
             names.push(name);
             abs
         } else {
-            let (dot, dot_name) = dots(rng);
             let (sep, sep_name) = separator(rng);
+            // The filter that deleted the separator's `%` deleted the dots' too.
+            let lost_pct = sep_name.starts_with("lost-pct");
+            let (dot, dot_name) = if lost_pct { ("..", "plain") } else { dots(rng) };
             let depth = rng.range(1, 9);
             names.push(dot_name);
             names.push(sep_name);
@@ -172,20 +184,28 @@ impl Family for PathTraversal {
                     t.push_str(sep);
                 }
             }
-            let file =
-                if sep.contains('\\') || sep.contains("5c") || sep.contains("9c") { file.replace('/', "\\") } else { file.to_string() };
+            let file = if lost_pct {
+                file.replace('/', sep)
+            } else if sep.contains('\\') || sep.contains("5c") || sep.contains("9c") {
+                file.replace('/', "\\")
+            } else {
+                file.to_string()
+            };
             if depth == 1 {
                 names.push("one-step");
             }
             format!("{}{t}{file}", rng.pick(PREFIXES))
         };
-        let suffix = match rng.below(8) {
-            0 => "%00",
-            1 => "%00.png",
-            2 => "\0.jpg",
-            3 => "?",
-            4 => "#.html",
-            _ => "",
+        let suffix = match rng.below(9) {
+            0 => "%00".to_string(),
+            1 => "%00.png".to_string(),
+            2 => "\0.jpg".to_string(),
+            3 => "?".to_string(),
+            4 => "#.html".to_string(),
+            // Path truncation: `./` padding past the length an old runtime keeps, so the
+            // extension the application appends falls off.
+            5 => "/.".repeat(rng.range(40, 300)),
+            _ => String::new(),
         };
         if !suffix.is_empty() {
             names.push("suffix");
