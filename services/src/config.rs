@@ -397,7 +397,7 @@ pub struct ProxyOptions {
     /// How the proxy's listener is served: `per-core` (one single-threaded runtime per core,
     /// SO_REUSEPORT listeners, no cross-core hand-off) or `work-stealing` (one shared
     /// multi-threaded runtime). docs/BENCH-PROXY.md has the figures behind the default.
-    #[arg(long = "runtime", env = "WAF_RUNTIME", value_name = "WAF_RUNTIME", value_enum, default_value = "per-core")]
+    #[arg(long = "runtime", env = "WAF_RUNTIME", value_name = "WAF_RUNTIME", value_enum, default_value = "work-stealing")]
     pub runtime: crate::run::ProxyRuntime,
 }
 

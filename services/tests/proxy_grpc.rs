@@ -379,3 +379,19 @@ async fn request_trailers_never_reach_an_h2_upstream() {
     }
     assert_eq!(String::from_utf8_lossy(&seen), "no trailers");
 }
+
+#[tokio::test]
+async fn the_per_core_runtime_serves_and_judges_calls_on_every_connection() {
+    let echo = echo_server().await;
+    let proxy = grpc_proxy(&echo, &["--mode", "active", "--runtime", "per-core"]);
+    // A connection per call: the kernel spreads them over the cores' listeners.
+    for i in 0..8 {
+        let reply = say(proxy.addr, text(&format!("hello #{i}"))).await.expect("the call succeeds");
+        assert_eq!(reply.get_ref().text, format!("hello #{i}"));
+    }
+    assert_eq!(echo.count(), 8);
+    let status = say(proxy.addr, text("1' OR 1=1 --")).await.expect_err("refused");
+    assert_ne!(status.code(), Code::Ok);
+    assert_eq!(echo.count(), 8, "the attack never reached the service");
+    assert_eq!(echo.last().expect("a call").version, Version::HTTP_2);
+}

@@ -409,3 +409,22 @@ async fn measure_round_trip_added_by_the_proxy() {
         }
     }
 }
+
+#[tokio::test]
+async fn the_per_core_runtime_relays_and_judges_every_connection() {
+    let echo = echo_server().await;
+    let proxy = start_proxy(echo.addr, &["--mode", "active", "--runtime", "per-core"]);
+    // Several sockets at once: the kernel spreads them over the cores' listeners.
+    let mut clients = Vec::new();
+    for _ in 0..6 {
+        clients.push(connect(proxy.addr).await);
+    }
+    for (i, ws) in clients.iter_mut().enumerate() {
+        let text = format!("see you at noon, table {i}");
+        assert_eq!(round_trip(ws, &text).await, Message::text(text));
+    }
+    let answer = round_trip(&mut clients[0], SQLI_MESSAGE).await;
+    assert_eq!(close_code(&answer), Some(CloseCode::Policy), "{answer:?}");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(echo.received().len(), 6, "the attack never reached the upstream");
+}

@@ -87,7 +87,7 @@ pub fn spawn(cores: PerCore) -> Result<Running, StartError> {
         let _ = stop_tx.send(true);
         for thread in threads {
             // Each core finishes its in-flight connections (bounded by serve_on's grace).
-            if tokio::task::spawn_blocking(move || thread.join()).await.map_or(true, |joined| joined.is_err()) {
+            if !matches!(tokio::task::spawn_blocking(move || thread.join()).await, Ok(Ok(()))) {
                 tracing::error!("a proxy core thread panicked");
             }
         }

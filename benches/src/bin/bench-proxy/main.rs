@@ -35,13 +35,13 @@ struct Args {
     #[arg(long, env = "BENCH_SCENARIOS", value_enum, value_delimiter = ',')]
     scenarios: Vec<Scenario>,
     /// Skip Rampart: the nginx baseline alone.
-    #[arg(long, env = "BENCH_ONLY_NGINX")]
+    #[arg(long, env = "BENCH_ONLY_NGINX", value_parser = clap::builder::BoolishValueParser::new())]
     only_nginx: bool,
     /// WebSocket / gRPC rows to run after the HTTP ones (comma-separated; default both).
     #[arg(long, env = "BENCH_STREAMS", value_enum, value_delimiter = ',', default_value = "websocket,grpc-unary")]
     streams: Vec<streams::StreamRow>,
     /// Skip the WebSocket and gRPC rows.
-    #[arg(long, env = "BENCH_NO_STREAMS")]
+    #[arg(long, env = "BENCH_NO_STREAMS", value_parser = clap::builder::BoolishValueParser::new())]
     no_streams: bool,
 }
 

@@ -28,7 +28,9 @@ const WS_TEXT: &str = "hi! are we still on for the hike on saturday? I can bring
 pub async fn websocket(addr: SocketAddr, connections: u32, duration: Duration) -> Load {
     drive(connections, duration, move |end| async move {
         let mut latencies = Vec::new();
-        let (mut ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/chat?room=lobby"))
+        // Nagle off (the `true`), as wrk and every proxy here have it: a small message must
+        // not wait for the previous one's ACK.
+        let (mut ws, _) = tokio_tungstenite::connect_async_with_config(format!("ws://{addr}/chat?room=lobby"), None, true)
             .await
             .map_err(|e| (latencies.clone(), format!("WebSocket handshake: {e}")))?;
         let msg = Message::text(WS_TEXT);
