@@ -6,169 +6,28 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use common::proxy::*;
 use hyper::{HeaderMap, Version};
-use tokio_stream::Stream;
-use tonic::codegen::{http, BoxFuture, Context, Poll, Service};
+use testkit::grpc_echo::{self, text, EchoReply, EchoRequest, EchoServer, Meta, Record, SAY, STREAM};
+use tonic::codegen::http;
 use tonic::{Code, Request, Response, Status};
 use tonic_prost::ProstCodec;
 
-#[derive(Clone, PartialEq, prost::Message)]
-struct EchoRequest {
-    #[prost(string, tag = "1")]
-    text: String,
-    #[prost(message, optional, tag = "2")]
-    meta: Option<Meta>,
-    /// How many replies the streaming call sends before its status.
-    #[prost(uint32, tag = "3")]
-    repeat: u32,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct Meta {
-    #[prost(string, tag = "1")]
-    note: String,
-}
-
-#[derive(Clone, PartialEq, prost::Message)]
-struct EchoReply {
-    #[prost(string, tag = "1")]
-    text: String,
-}
-
-const SAY: &str = "/test.Echo/Say";
-const STREAM: &str = "/test.Echo/Stream";
-
-/// What the echo service saw of a call.
-#[derive(Clone, Debug)]
-struct Call {
-    version: Version,
-    headers: HeaderMap,
-}
-
-/// `test.Echo`, written as tonic's generated code would be (no protoc at build time). `Say`
-/// echoes the text (a text of `fail` answers NOT_FOUND); `Stream` echoes it `repeat` times,
-/// then ends with DATA_LOSS in the trailers.
-#[derive(Clone)]
-struct Echo {
-    calls: Arc<Mutex<Vec<Call>>>,
-}
-
-impl tonic::server::NamedService for Echo {
-    const NAME: &'static str = "test.Echo";
-}
-
-struct Say;
-
-impl tonic::server::UnaryService<EchoRequest> for Say {
-    type Response = EchoReply;
-    type Future = BoxFuture<Response<EchoReply>, Status>;
-    fn call(&mut self, req: Request<EchoRequest>) -> Self::Future {
-        Box::pin(async move {
-            let text = req.into_inner().text;
-            if text == "fail" {
-                return Err(Status::not_found("no such echo"));
-            }
-            let mut resp = Response::new(EchoReply { text });
-            resp.metadata_mut().insert("x-echo", "yes".parse().unwrap());
-            Ok(resp)
-        })
-    }
-}
-
-struct Streamed;
-
-type ReplyStream = Pin<Box<dyn Stream<Item = Result<EchoReply, Status>> + Send>>;
-
-impl tonic::server::ServerStreamingService<EchoRequest> for Streamed {
-    type Response = EchoReply;
-    type ResponseStream = ReplyStream;
-    type Future = BoxFuture<Response<ReplyStream>, Status>;
-    fn call(&mut self, req: Request<EchoRequest>) -> Self::Future {
-        Box::pin(async move {
-            let req = req.into_inner();
-            let replies = (0..req.repeat).map(move |i| Ok(EchoReply { text: format!("{} #{i}", req.text) }));
-            let end = std::iter::once(Err(Status::data_loss("the stream was cut on purpose")));
-            Ok(Response::new(Box::pin(tokio_stream::iter(replies.chain(end))) as ReplyStream))
-        })
-    }
-}
-
-impl Service<http::Request<tonic::body::Body>> for Echo {
-    type Response = http::Response<tonic::body::Body>;
-    type Error = std::convert::Infallible;
-    type Future = BoxFuture<Self::Response, Self::Error>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
-        self.calls.lock().unwrap().push(Call { version: req.version(), headers: req.headers().clone() });
-        let path = req.uri().path().to_string();
-        Box::pin(async move {
-            let mut grpc = tonic::server::Grpc::new(ProstCodec::<EchoReply, EchoRequest>::default());
-            Ok(match path.as_str() {
-                SAY => grpc.unary(Say, req).await,
-                STREAM => grpc.server_streaming(Streamed, req).await,
-                _ => Status::unimplemented(path).into_http(),
-            })
-        })
-    }
-}
-
-struct EchoServer {
-    addr: SocketAddr,
-    calls: Arc<Mutex<Vec<Call>>>,
-    _stop: tokio::sync::oneshot::Sender<()>,
-}
-
-impl EchoServer {
-    fn last(&self) -> Call {
-        self.calls.lock().unwrap().last().cloned().expect("the echo service saw a call")
-    }
-
-    fn count(&self) -> usize {
-        self.calls.lock().unwrap().len()
-    }
-}
-
+/// The shared echo service (testkit), keeping every call it saw.
 async fn echo_server() -> EchoServer {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let calls: Arc<Mutex<Vec<Call>>> = Arc::default();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
-    let service = Echo { calls: calls.clone() };
-    tokio::spawn(async move {
-        tonic::transport::Server::builder()
-            .add_service(service)
-            .serve_with_incoming_shutdown(tokio_stream::wrappers::TcpListenerStream::new(listener), async {
-                let _ = rx.await;
-            })
-            .await
-            .unwrap();
-    });
-    EchoServer { addr, calls, _stop: tx }
+    EchoServer::start(Record::Everything).await.expect("the echo service starts")
 }
 
 /// A tonic client to `addr` over h2c (prior knowledge).
 async fn client(addr: SocketAddr) -> tonic::client::Grpc<tonic::transport::Channel> {
-    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap().connect().await.expect("h2c connection");
-    tonic::client::Grpc::new(channel)
+    grpc_echo::client(addr).await.expect("h2c connection")
 }
 
 async fn say(addr: SocketAddr, req: EchoRequest) -> Result<Response<EchoReply>, Status> {
-    let mut grpc = client(addr).await;
-    grpc.ready().await.map_err(|e| Status::unavailable(e.to_string()))?;
-    grpc.unary(Request::new(req), http::uri::PathAndQuery::from_static(SAY), ProstCodec::default()).await
-}
-
-fn text(text: &str) -> EchoRequest {
-    EchoRequest { text: text.into(), ..Default::default() }
+    grpc_echo::say_on(&mut client(addr).await, req).await
 }
 
 /// A proxy in front of `echo` speaking h2c to it.
@@ -185,7 +44,7 @@ async fn a_benign_unary_call_goes_through_over_h2_with_its_status_trailer() {
     let reply = say(proxy.addr, text("hello, it's Miles")).await.expect("the call succeeds");
     assert_eq!(reply.get_ref().text, "hello, it's Miles");
     assert_eq!(reply.metadata().get("x-echo").unwrap(), "yes");
-    let call = echo.last();
+    let call = echo.last().expect("the echo service saw a call");
     assert_eq!(call.version, Version::HTTP_2, "an h2 call is not downgraded");
     assert_eq!(call.headers["te"], "trailers", "gRPC servers require te: trailers");
     assert_eq!(call.headers["x-waf-mode"], "active");
@@ -279,7 +138,7 @@ async fn shadow_mode_passes_the_call_and_records_the_event() {
     let proxy = grpc_proxy(&echo, &[]);
     let reply = say(proxy.addr, text("1' OR 1=1 --")).await.expect("shadow mode forwards");
     assert_eq!(reply.get_ref().text, "1' OR 1=1 --");
-    let call = echo.last();
+    let call = echo.last().expect("the echo service saw a call");
     assert_eq!(call.headers["x-waf-would-have-killed"], "true");
     assert!(call.headers["x-waf-reason"].to_str().unwrap().starts_with("sqli:"), "{:?}", call.headers["x-waf-reason"]);
     let events = send(proxy.addr, get("/api/events/recent")).await.json();
@@ -519,4 +378,20 @@ async fn request_trailers_never_reach_an_h2_upstream() {
         seen.extend_from_slice(&chunk.unwrap());
     }
     assert_eq!(String::from_utf8_lossy(&seen), "no trailers");
+}
+
+#[tokio::test]
+async fn the_per_core_runtime_serves_and_judges_calls_on_every_connection() {
+    let echo = echo_server().await;
+    let proxy = grpc_proxy(&echo, &["--mode", "active", "--runtime", "per-core"]);
+    // A connection per call: the kernel spreads them over the cores' listeners.
+    for i in 0..8 {
+        let reply = say(proxy.addr, text(&format!("hello #{i}"))).await.expect("the call succeeds");
+        assert_eq!(reply.get_ref().text, format!("hello #{i}"));
+    }
+    assert_eq!(echo.count(), 8);
+    let status = say(proxy.addr, text("1' OR 1=1 --")).await.expect_err("refused");
+    assert_ne!(status.code(), Code::Ok);
+    assert_eq!(echo.count(), 8, "the attack never reached the service");
+    assert_eq!(echo.last().expect("a call").version, Version::HTTP_2);
 }

@@ -6,62 +6,19 @@
 mod common;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::proxy::*;
 use futures_util::{SinkExt, StreamExt};
-use hyper::HeaderMap;
+use testkit::ws_echo::{EchoServer, Record};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::handshake::server::{Request as WsRequest, Response as WsResponse};
 use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
 use tokio_tungstenite::tungstenite::protocol::frame::Frame;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 
-/// A WebSocket echo server; `handshakes` holds the headers of every handshake it accepted,
-/// `messages` every text or binary message it received.
-struct EchoServer {
-    addr: SocketAddr,
-    handshakes: Arc<Mutex<Vec<HeaderMap>>>,
-    messages: Arc<Mutex<Vec<Message>>>,
-}
-
-impl EchoServer {
-    fn received(&self) -> Vec<Message> {
-        self.messages.lock().unwrap().clone()
-    }
-}
-
+/// The shared echo peer (testkit), keeping every handshake and message it saw.
 async fn echo_server() -> EchoServer {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let handshakes: Arc<Mutex<Vec<HeaderMap>>> = Arc::default();
-    let messages: Arc<Mutex<Vec<Message>>> = Arc::default();
-    let (seen, got) = (handshakes.clone(), messages.clone());
-    tokio::spawn(async move {
-        while let Ok((tcp, _)) = listener.accept().await {
-            let seen = seen.clone();
-            let got = got.clone();
-            tokio::spawn(async move {
-                // The callback's error type is tungstenite's (an HTTP response), not ours.
-                #[allow(clippy::result_large_err)]
-                let record = |req: &WsRequest, resp: WsResponse| {
-                    seen.lock().unwrap().push(req.headers().clone());
-                    Ok(resp)
-                };
-                let Ok(mut ws) = tokio_tungstenite::accept_hdr_async(tcp, record).await else { return };
-                while let Some(Ok(msg)) = ws.next().await {
-                    if msg.is_text() || msg.is_binary() {
-                        got.lock().unwrap().push(msg.clone());
-                        if ws.send(msg).await.is_err() {
-                            break;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    EchoServer { addr, handshakes, messages }
+    EchoServer::start(Record::Everything).await.expect("the echo server starts")
 }
 
 #[tokio::test]
@@ -451,4 +408,23 @@ async fn measure_round_trip_added_by_the_proxy() {
             println!("  {label:<34} p50 {p50:.3}  p99 {p99:.3}   added p50 {:.3}  p99 {:.3}", p50 - direct50, p99 - direct99);
         }
     }
+}
+
+#[tokio::test]
+async fn the_per_core_runtime_relays_and_judges_every_connection() {
+    let echo = echo_server().await;
+    let proxy = start_proxy(echo.addr, &["--mode", "active", "--runtime", "per-core"]);
+    // Several sockets at once: the kernel spreads them over the cores' listeners.
+    let mut clients = Vec::new();
+    for _ in 0..6 {
+        clients.push(connect(proxy.addr).await);
+    }
+    for (i, ws) in clients.iter_mut().enumerate() {
+        let text = format!("see you at noon, table {i}");
+        assert_eq!(round_trip(ws, &text).await, Message::text(text));
+    }
+    let answer = round_trip(&mut clients[0], SQLI_MESSAGE).await;
+    assert_eq!(close_code(&answer), Some(CloseCode::Policy), "{answer:?}");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(echo.received().len(), 6, "the attack never reached the upstream");
 }

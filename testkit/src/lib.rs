@@ -1,15 +1,19 @@
 //! Real peers for Rampart's tests and benchmark binaries: a private temp dir, child processes
 //! stopped on drop, nginx and Envoy from a rendered config, wrk runs parsed into figures, and the CPU a
 //! process tree spent. Nothing here knows Rampart's crates: tests and benches bring the configs.
-//! Blocking std code on purpose: callers run it from a plain thread or `spawn_blocking`.
+//! Blocking std code on purpose: callers run it from a plain thread or `spawn_blocking`; the
+//! two echo peers ([`ws_echo`], [`grpc_echo`]) are the exception, served on the caller's
+//! tokio runtime.
 
 pub mod cpu;
 pub mod envoy;
+pub mod grpc_echo;
 pub mod logged;
 pub mod nginx;
 pub mod process;
 pub mod tempdir;
 pub mod wrk;
+pub mod ws_echo;
 
 use std::net::TcpListener;
 
@@ -33,6 +37,14 @@ impl KitError {
         let what = what.into();
         move |source| KitError::Io { what, source }
     }
+}
+
+/// Whether an echo peer ([`ws_echo`], [`grpc_echo`]) keeps what it saw: tests read it back;
+/// a load run records nothing (a record per message would grow without bound).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record {
+    Everything,
+    Nothing,
 }
 
 /// A port nobody listens on right now (bound, then released: another process may still take

@@ -1,9 +1,12 @@
 //! Starting servers: bind, build what they need, serve until shutdown. Shared by `main` and
 //! tests. `rampart up` (everything in one process) is in [`up`].
 
+mod per_core;
 mod policy_watch;
 mod rules_watch;
 mod up;
+
+pub use per_core::ProxyRuntime;
 
 pub use policy_watch::reload as reload_policy;
 pub use up::{start_up, Stack};
@@ -46,6 +49,8 @@ pub enum StartError {
     Policy(#[from] crate::policy::PolicyError),
     #[error("cannot watch the rules directory {} (RAMPART_RULES_DIR): {detail}", .dir.display())]
     RulesWatch { dir: std::path::PathBuf, detail: String },
+    #[error("cannot start a proxy core's runtime or thread (WAF_RUNTIME=per-core): {0}")]
+    Runtime(#[source] std::io::Error),
 }
 
 /// A server running on a background task.
@@ -316,12 +321,26 @@ pub fn start_proxy_with(options: &ProxyOptions, parts: ProxyParts) -> Result<Pro
 /// The proxy admitting by `limits` (shared with other listeners under `up`).
 pub fn start_proxy_limited(options: &ProxyOptions, parts: ProxyParts, limits: ProcessLimits) -> Result<ProxyServer, StartError> {
     let settings = options.settings(&parts.target);
-    serve_proxy(options, Arc::new(Proxy::new(settings, parts, &limits)), limits)
+    let target = parts.target.clone();
+    serve_proxy(options, &target, Arc::new(Proxy::new(settings, parts, &limits)), limits)
 }
 
-fn serve_proxy(options: &ProxyOptions, proxy: Arc<Proxy>, limits: ProcessLimits) -> Result<ProxyServer, StartError> {
-    let handler_proxy = proxy.clone();
+/// Serves `proxy` by `options.runtime`; per core, each core gets its own instance (its own
+/// upstream pool) judging through `proxy`'s gate.
+fn serve_proxy(options: &ProxyOptions, target: &hyper::Uri, proxy: Arc<Proxy>, limits: ProcessLimits) -> Result<ProxyServer, StartError> {
     let tls = options.tls.server()?;
-    let running = spawn_server(options.addr, tls, limits.gate.clone(), move |req, conn| handler_proxy.clone().handle(req, conn))?;
+    let running = match options.runtime {
+        ProxyRuntime::WorkStealing => {
+            let handler_proxy = proxy.clone();
+            spawn_server(options.addr, tls, limits.gate.clone(), move |req, conn| handler_proxy.clone().handle(req, conn))?
+        }
+        ProxyRuntime::PerCore => {
+            let mut proxies = vec![proxy.clone()];
+            proxies.extend(
+                (1..per_core::cores()).map(|_| Arc::new(Proxy::with_gate(options.settings(target), target, proxy.gate().clone(), &limits))),
+            );
+            per_core::spawn(per_core::PerCore { addr: options.addr, tls, gate: limits.gate.clone(), proxies })?
+        }
+    };
     Ok(ProxyServer { running, proxy, limits })
 }

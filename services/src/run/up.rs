@@ -70,7 +70,7 @@ pub fn start_up(args: &UpArgs) -> Result<Stack, StartError> {
     // One gate serves every door: the policy file applies to all of them.
     follow_policy(args.proxy.policy_file.as_deref(), &gate, Some(engine))?;
     let proxy = Arc::new(crate::proxy::Proxy::with_gate(args.proxy.settings(&target), &target, gate.clone(), &limits));
-    let proxy = serve_proxy(&args.proxy, proxy, limits.clone())?;
+    let proxy = serve_proxy(&args.proxy, &target, proxy, limits.clone())?;
     // nginx / Envoy usually run beside Rampart: loopback is trusted for their forwarded
     // headers, plus whatever the proxy trusts.
     let mut trusted = args.proxy.trusted_proxies.0.clone();

@@ -6,6 +6,8 @@
 mod peers;
 mod report;
 mod scenarios;
+mod stream_load;
+mod streams;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,8 +35,14 @@ struct Args {
     #[arg(long, env = "BENCH_SCENARIOS", value_enum, value_delimiter = ',')]
     scenarios: Vec<Scenario>,
     /// Skip Rampart: the nginx baseline alone.
-    #[arg(long, env = "BENCH_ONLY_NGINX")]
+    #[arg(long, env = "BENCH_ONLY_NGINX", value_parser = clap::builder::BoolishValueParser::new())]
     only_nginx: bool,
+    /// WebSocket / gRPC rows to run after the HTTP ones (comma-separated; default both).
+    #[arg(long, env = "BENCH_STREAMS", value_enum, value_delimiter = ',', default_value = "websocket,grpc-unary")]
+    streams: Vec<streams::StreamRow>,
+    /// Skip the WebSocket and gRPC rows.
+    #[arg(long, env = "BENCH_NO_STREAMS", value_parser = clap::builder::BoolishValueParser::new())]
+    no_streams: bool,
 }
 
 fn main() -> ExitCode {
@@ -69,7 +77,15 @@ fn run(args: &Args) -> Result<(), KitError> {
     log(&format!("upstream nginx on {upstream}, baseline nginx on {} (TLS {})", baseline.plain, baseline.tls));
 
     let extra: Vec<String> = args.load.rampart_extra_args.split_whitespace().map(str::to_string).collect();
-    let spec = |name, cert| RampartSpec { binary: &args.load.rampart_bin, upstream, log_dir: tmp.path(), name, cert, extra: &extra };
+    let spec = |name, cert| RampartSpec {
+        binary: &args.load.rampart_bin,
+        upstream,
+        log_dir: tmp.path(),
+        name,
+        cert,
+        extra: &extra,
+        forward_probe: true,
+    };
     let rampart = if args.only_nginx { None } else { Some(Rampart::start(&spec("rampart", None))?) };
     let rampart_tls = match (&rampart, scenarios.iter().any(|s| s.tls())) {
         (Some(_), true) => Some(Rampart::start(&spec("rampart-tls", Some(&cert)))?),
@@ -113,7 +129,21 @@ fn run(args: &Args) -> Result<(), KitError> {
         };
         rows.push(Row { label: scenario.label(), nginx, rampart });
     }
+    let streamed = if args.no_streams || args.streams.is_empty() {
+        Vec::new()
+    } else {
+        streams::run(&streams::StreamRun {
+            rows: &args.streams,
+            connections: args.load.connections,
+            duration: Duration::from_secs(args.load.duration_s),
+            warmup: Duration::from_secs(args.load.warmup_s),
+            nginx_workers: &args.nginx_workers,
+            dir: tmp.path(),
+            rampart: (!args.only_nginx).then(|| spec("rampart-stream", None)),
+        })?
+    };
     report::print(&report::Context { header: header(args, &load_before) }, &rows);
+    streams::print(&streamed);
     Ok(())
 }
 

@@ -65,11 +65,14 @@ pub struct RampartSpec<'a> {
     pub cert: Option<&'a Cert>,
     /// RAMPART_EXTRA_ARGS, word-split.
     pub extra: &'a [String],
+    /// Wait for a benign `GET /` to come back 200 through it too (not for an upstream that
+    /// only speaks WebSocket or gRPC).
+    pub forward_probe: bool,
 }
 
 impl Rampart {
     /// Starts the proxy in active mode, audit log off, and waits (60 s) until it answers its
-    /// health check and passes a benign GET / to the upstream with 200 (models loaded).
+    /// health check and (`forward_probe`) passes a benign GET / to the upstream with 200.
     pub fn start(spec: &RampartSpec) -> Result<Rampart, KitError> {
         let addr = loopback(free_port());
         let mut cmd = Command::new(spec.binary);
@@ -82,7 +85,9 @@ impl Rampart {
         let mut child = LoggedChild::spawn(spec.name, cmd, spec.log_dir)?;
         let scheme = if spec.cert.is_some() { "https" } else { "http" };
         child.wait_200(&format!("{scheme}://{addr}/_waf/health"), Duration::from_secs(60))?;
-        child.wait_200(&format!("{scheme}://{addr}/"), Duration::from_secs(30))?;
+        if spec.forward_probe {
+            child.wait_200(&format!("{scheme}://{addr}/"), Duration::from_secs(30))?;
+        }
         Ok(Rampart { child, addr })
     }
 
