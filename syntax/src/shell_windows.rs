@@ -176,9 +176,10 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
 
 /// Walks command positions; `report(reason, strong, obfuscated, opener)` for each command.
 fn scan(t: &[u8], marks: &[bool], report: &mut dyn FnMut(&'static str, bool, bool, Opener)) {
-    // PowerShell download-and-run idioms count wherever they stand. Each holds one of `.-:(`;
-    // prose without them is not searched at all.
-    let punctuation = crate::ByteSet::from_bytes(t);
+    // PowerShell download-and-run idioms count wherever they stand. An idiom is searched only
+    // when the text holds every one of its bytes (it cannot occur otherwise): prose lacks the
+    // `(` or `:` of most of them.
+    let present = crate::ByteSet::from_bytes(t);
     let idioms = [
         &b"net.webclient"[..],
         b").downloadstring(",
@@ -188,7 +189,7 @@ fn scan(t: &[u8], marks: &[bool], report: &mut dyn FnMut(&'static str, bool, boo
         b"invoke-expression",
         b"iex(",
     ];
-    for idiom in idioms.into_iter().filter(|_| punctuation.any(b".-:(")) {
+    for idiom in idioms.into_iter().filter(|idiom| present.all(idiom)) {
         if contains(t, idiom) {
             let obf = marks.iter().any(|&m| m);
             report("command-injection:windows-powershell", true, obf, Opener::Sep);

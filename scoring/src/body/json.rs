@@ -11,6 +11,14 @@ use simd_json::{Node, Tape};
 use super::is_plain_name;
 use crate::fields::{FieldKind, Fields};
 
+/// Bodies up to this size leave their parse buffers to the thread for the next request.
+const KEEP_SCRATCH_UP_TO: usize = 64 * 1024;
+
+thread_local! {
+    /// The in-place copy of the body and simd-json's buffers, from this thread's last parse.
+    static SCRATCH: std::cell::Cell<Option<(Vec<u8>, simd_json::Buffers)>> = const { std::cell::Cell::new(None) };
+}
+
 /// Parses a JSON body; returns false (nothing pushed) when it is not JSON.
 pub fn parse_json(body: &str, fields: &mut Fields) -> bool {
     parse_json_at(body, fields, 0)
@@ -21,9 +29,24 @@ pub(crate) fn parse_json_at(body: &str, fields: &mut Fields, depth: usize) -> bo
     let budget = fields.limits().max_depth.saturating_sub(depth);
     // A UTF-8 byte order mark is not JSON, but browsers and many servers accept it.
     let body = body.strip_prefix('\u{feff}').unwrap_or(body);
-    let mut bytes = body.as_bytes().to_vec();
-    if let Ok(tape) = simd_json::to_tape(&mut bytes) {
-        walk_tape(&tape, body, fields, budget);
+    // simd-json parses in place and needs its own buffers: both are kept per thread and
+    // reused (taken out while in use, so a nested parse simply allocates its own), which
+    // spares a benign body's parse four allocations.
+    let (mut bytes, mut buffers) = SCRATCH.take().unwrap_or_else(|| (Vec::new(), simd_json::Buffers::new(body.len())));
+    bytes.clear();
+    bytes.extend_from_slice(body.as_bytes());
+    let parsed = match simd_json::to_tape_with_buffers(&mut bytes, &mut buffers) {
+        Ok(tape) => {
+            walk_tape(&tape, body, fields, budget);
+            true
+        }
+        Err(_) => false,
+    };
+    // Buffers grown by a large body are dropped rather than held by the thread.
+    if body.len() <= KEEP_SCRATCH_UP_TO {
+        SCRATCH.set(Some((bytes, buffers)));
+    }
+    if parsed {
         return true;
     }
     match serde_json::from_str::<serde_json::Value>(body) {
@@ -220,6 +243,22 @@ mod tests {
             assert_eq!(v.len(), 1);
             assert_eq!(v[0].0, FieldKind::BodyRaw);
         }
+    }
+
+    /// The parse buffers a thread keeps carry nothing from one body to the next: a long body
+    /// with escapes, a rejected one, then a short one each give their own fields.
+    #[test]
+    fn reused_buffers_leave_nothing_behind() {
+        let long = format!(r#"{{"a":"{}\u003c","b":["x","y"]}}"#, "p".repeat(3000));
+        let (ok, v) = parse(&long, FieldLimits::default());
+        assert!(ok);
+        assert_eq!(v[0], field(FieldKind::BodyValue, "a", &format!("{}<", "p".repeat(3000))));
+        assert_eq!(v.len(), 3, "{v:?}");
+        let (ok, v) = parse(r#"{"a":"half"#, FieldLimits::default());
+        assert!(!ok && v.is_empty());
+        let (ok, v) = parse(r#"{"c":"d\n"}"#, FieldLimits::default());
+        assert!(ok);
+        assert_eq!(v, [field(FieldKind::BodyValue, "c", "d\n")]);
     }
 
     #[test]
