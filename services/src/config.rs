@@ -398,7 +398,7 @@ pub struct ProxyOptions {
     /// SO_REUSEPORT listeners, no cross-core hand-off) or `work-stealing` (one shared
     /// multi-threaded runtime). docs/BENCH-PROXY.md has the figures behind the default.
     #[arg(long = "runtime", env = "WAF_RUNTIME", value_name = "WAF_RUNTIME", value_enum, default_value = "work-stealing")]
-    pub runtime: crate::run::ProxyRuntime,
+    pub runtime: ProxyRuntime,
 }
 
 #[derive(Clone, Debug, Args)]
@@ -495,4 +495,14 @@ pub struct UpArgs {
     /// Listen address of the built-in demo upstream used when TARGET_URL is unset.
     #[arg(long = "demo-addr", env = "DEMO_ADDR", value_name = "DEMO_ADDR", default_value = "127.0.0.1:0")]
     pub demo_addr: SocketAddr,
+}
+
+/// How the proxy's listener is served (`--runtime`, WAF_RUNTIME).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProxyRuntime {
+    /// One current-thread runtime per core, each with its own SO_REUSEPORT listener and
+    /// upstream pool.
+    PerCore,
+    /// The process's shared multi-threaded runtime (tokio's work stealing).
+    WorkStealing,
 }

@@ -6,7 +6,7 @@ mod policy_watch;
 mod rules_watch;
 mod up;
 
-pub use per_core::ProxyRuntime;
+pub use crate::config::ProxyRuntime;
 
 pub use policy_watch::reload as reload_policy;
 pub use up::{start_up, Stack};

@@ -12,16 +12,6 @@ use tokio::sync::{oneshot, watch};
 use super::{Running, StartError};
 use crate::proxy::Proxy;
 
-/// How the proxy's listener is served (`--runtime`, WAF_RUNTIME).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum ProxyRuntime {
-    /// One current-thread runtime per core, each with its own SO_REUSEPORT listener and
-    /// upstream pool.
-    PerCore,
-    /// The process's shared multi-threaded runtime (tokio's work stealing).
-    WorkStealing,
-}
-
 /// One runtime per available core (cgroup limits included, as tokio counts them).
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
