@@ -147,7 +147,9 @@ pub fn base64_segments(input: &str, out: &mut Vec<String>) -> bool {
 /// sequences, and decoding only starts from ASCII syntax.
 #[inline(always)]
 fn is_trigger(c: u8) -> bool {
-    matches!(c, b'%' | b'+' | b'&' | b'\\' | 0 | 0x09..=0x0d | 0xC2)
+    // 0xEF: the lead byte of every fullwidth form, which decode_deep folds to ASCII
+    // (fullwidth.rs); without it `ｐ` said "nothing to decode" and the fold was skipped.
+    matches!(c, b'%' | b'+' | b'&' | b'\\' | 0 | 0x09..=0x0d | 0xC2 | 0xEF)
 }
 
 /// `/*` (SQL comment) or `<!` (HTML comment, CDATA, declaration).
@@ -159,7 +161,7 @@ fn is_comment_start(a: u8, b: u8) -> bool {
 /// Cheap pre-check: false means none of `decode_deep`, `collapse` (comments, control
 /// whitespace, NBSP) and `base64_segments` can reveal anything, so the decoded view can be
 /// skipped. True for encoding bytes (`% + & \\`), NUL, control whitespace, U+0080..U+00BF
-/// (NBSP), `/*`, `<!`, and runs of 16+ base64 characters with both cases. Other non-ASCII text
+/// (NBSP), the lead byte 0xEF of fullwidth forms, `/*`, `<!`, and runs of 16+ base64 characters with both cases. Other non-ASCII text
 /// (accents, CJK) and ASCII upper case do not trigger it (a case change alone reveals nothing).
 /// Cost: one vectorisable pass for the bytes, and a strided probe for base64 runs.
 pub fn may_need_decoding(input: &str) -> bool {
@@ -273,7 +275,8 @@ mod tests {
 
     #[test]
     fn precheck() {
-        for s in ["%3c", "a+b", "&lt;", "\\u003c", "a\0", "a\u{a0}b", "a\nb", "a/**/b", "<!--", "PHNjcmlwdD5hbGVydCgx"] {
+        for s in ["%3c", "a+b", "&lt;", "\\u003c", "a\0", "a\u{a0}b", "a\nb", "a/**/b", "<!--", "PHNjcmlwdD5hbGVydCgx", "ｐ", "＜script＞"]
+        {
             assert!(may_need_decoding(s), "{s:?}");
         }
         for s in [
