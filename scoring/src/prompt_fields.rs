@@ -222,8 +222,11 @@ fn extra_texts<'a>(idx: usize, text: &'a str, views: &'a Views) -> impl Iterator
         model_facing(&mut decoded);
         (decoded, PromptSource::Base64)
     });
-    let leet = normalize::leet::looks_leet(text).then(|| (normalize::leet::unleet(text), PromptSource::Leet));
-    let rot13 = normalize::leet::looks_rot13(text).then(|| (normalize::leet::rot13(text), PromptSource::Rot13));
+    // Both readings keep the text's byte length (ASCII for ASCII), so under the gate's byte
+    // floor neither could be admitted: the signals are not asked.
+    let readable = text.len() >= MIN_PROMPT_BYTES;
+    let leet = (readable && normalize::leet::looks_leet(text)).then(|| (normalize::leet::unleet(text), PromptSource::Leet));
+    let rot13 = (readable && normalize::leet::looks_rot13(text)).then(|| (normalize::leet::rot13(text), PromptSource::Rot13));
     base64.chain(leet).chain(rot13)
 }
 
