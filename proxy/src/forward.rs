@@ -18,8 +18,17 @@ use gate::body::ReplayBody;
 pub use gate::errors::UpstreamError;
 
 /// Connection-specific fields (RFC 9110 7.6.1) plus the pre-standard ones still seen.
-const HOP_BY_HOP: [&str; 8] =
-    ["connection", "proxy-connection", "keep-alive", "te", "transfer-encoding", "upgrade", "proxy-authenticate", "proxy-authorization"];
+/// Parsed once: removing by `&str` parses and lower-cases each name again, twice per request.
+const HOP_BY_HOP: [HeaderName; 8] = [
+    HeaderName::from_static("connection"),
+    HeaderName::from_static("proxy-connection"),
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("te"),
+    HeaderName::from_static("transfer-encoding"),
+    HeaderName::from_static("upgrade"),
+    HeaderName::from_static("proxy-authenticate"),
+    HeaderName::from_static("proxy-authorization"),
+];
 
 /// Fields a `Connection` header can never remove: the verdict (a client listing
 /// `x-waf-score` there would strip the verdict the application relies on), the proxy's own
@@ -45,7 +54,7 @@ pub fn strip_hop_by_hop(headers: &mut HeaderMap) {
     for name in named {
         headers.remove(name);
     }
-    for name in HOP_BY_HOP {
+    for name in &HOP_BY_HOP {
         headers.remove(name);
     }
 }
@@ -85,6 +94,8 @@ pub fn reopen_upgrade<B>(mut resp: Response<B>, websocket: bool) -> Response<B> 
 }
 
 const X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+const X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+const X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
 
 /// The client's X-Forwarded-For hops (empty ones dropped) followed by `peer`. Most requests
 /// carry none: then the value is the peer alone, with no list built.
@@ -217,11 +228,11 @@ impl Upstream {
         if let Some(value) = forwarded_for(headers, client.peer) {
             headers.insert(X_FORWARDED_FOR, value);
         }
-        if !(client.peer_trusted && headers.contains_key("x-forwarded-proto")) {
-            headers.insert("x-forwarded-proto", HeaderValue::from_static(self.client_proto));
+        if !(client.peer_trusted && headers.contains_key(&X_FORWARDED_PROTO)) {
+            headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static(self.client_proto));
         }
         if let Some(host) = host {
-            headers.insert("x-forwarded-host", host.clone());
+            headers.insert(X_FORWARDED_HOST, host.clone());
             headers.insert(HOST, host);
         }
     }
