@@ -67,17 +67,19 @@ impl View {
         if !guard.intersects(&self.bytes) {
             return Selected::None;
         }
-        let wanted = self.segment_bytes.iter().filter(|b| b.intersects(guard)).count();
-        if wanted == self.segment_bytes.len() {
+        // Stops at the first segment without a guard byte (the old count read them all).
+        if self.segment_bytes.iter().all(|b| b.intersects(guard)) {
             return Selected::All;
         }
         out.clear();
         for (seg, bytes) in self.segment_bytes.iter().enumerate() {
-            if bytes.intersects(guard) {
-                let start = self.starts[seg] as usize;
-                let end = self.starts.get(seg + 1).map_or(self.text.len(), |&s| s as usize - 1);
-                out.push(self.field_of_segment[seg] as usize, &self.text[start..end]);
+            if !bytes.intersects(guard) {
+                continue;
             }
+            let start = self.starts[seg] as usize;
+            let end = self.starts.get(seg + 1).map_or(self.text.len(), |&s| s as usize - 1);
+            // The segment's byte set is known: no second pass over its text.
+            out.push_known(self.field_of_segment[seg] as usize, &self.text[start..end], *bytes);
         }
         Selected::Some
     }

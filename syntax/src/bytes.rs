@@ -53,8 +53,13 @@ impl ByteSet {
         for &b in bytes {
             seen[b as usize] = 1;
         }
-        for (i, &s) in seen.iter().enumerate() {
-            self.0[i >> 6] |= u64::from(s) << (i & 63);
+        // Packs eight 0/1 bytes at a time: the multiply gathers bit 0 of byte k into bit 56 + k
+        // (no carries: each partial product lands on its own bit), 32 steps instead of 256.
+        for (word, chunk) in self.0.iter_mut().zip(seen.chunks_exact(64)) {
+            for (k, eight) in chunk.chunks_exact(8).enumerate() {
+                let v = u64::from_le_bytes(eight.try_into().unwrap_or([0; 8]));
+                *word |= (v.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (k * 8);
+            }
         }
     }
 
@@ -114,5 +119,18 @@ mod tests {
         assert_eq!(ByteSet::of(&long), one_by_one);
         assert!(ByteSet::of(&long).intersects(&ByteSet::from_bytes(b"~")));
         assert!(!ByteSet::of(&long).intersects(&ByteSet::from_bytes(&[0x01])));
+    }
+
+    /// The packed table path keeps each byte in its own bit, in every word and position.
+    #[test]
+    fn long_path_sets_exactly_its_bytes() {
+        for step in [1usize, 3, 7, 64, 255] {
+            let text: Vec<u8> = (0..200usize).map(|i| (i * step % 256) as u8).collect();
+            let mut one_by_one = ByteSet::default();
+            for &b in &text {
+                one_by_one.insert_all(&[b]);
+            }
+            assert_eq!(ByteSet::from_bytes(&text), one_by_one, "step {step}");
+        }
     }
 }

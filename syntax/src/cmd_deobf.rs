@@ -26,7 +26,8 @@ fn is_word(b: u8) -> bool {
 /// Lower-cased, carets and in-word quotes / backticks removed, `%VAR%` and `%VAR:~a,b%`
 /// expanded; `marks` flags bytes an obfuscation step produced or followed.
 pub(crate) fn deobfuscate(s: &[u8]) -> (Vec<u8>, Vec<bool>) {
-    let vars = if s.len() > 6 && s.contains(&b'%') && s.windows(4).any(|w| w.eq_ignore_ascii_case(b"set ")) {
+    // The space first: most windows of prose fail on it, before the three-letter comparison.
+    let vars = if s.len() > 6 && s.contains(&b'%') && s.windows(4).any(|w| w[3] == b' ' && w[..3].eq_ignore_ascii_case(b"set")) {
         set_assignments(s)
     } else {
         Vec::new()

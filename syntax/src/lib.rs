@@ -24,6 +24,7 @@ mod js_string_layer;
 mod mail;
 mod path_lax;
 mod php;
+mod php_mention;
 mod php_names;
 mod prose;
 mod proto_pollution;

@@ -16,6 +16,7 @@
 //! message asking about PHP code, a long multi-line snippet) — see [`pasted_source`].
 //! Linear: every look-ahead from a position is bounded by a constant.
 
+use crate::php_mention::mentions_php;
 use crate::php_names::{CANDIDATES, HELPERS, JS_DOLLAR, NO_ARG, PROBES, SINKS, SUPERGLOBALS, WEBSHELLS, WORDS};
 use crate::{Check, Finding, Input, Trigger};
 
@@ -49,24 +50,6 @@ impl Check for Php {
         let level = if pasted_source(input.text) { 2 } else { reason.1 };
         (level <= input.sensitivity).then_some(Finding { reason: reason.0, score: 0.95, level })
     }
-}
-
-/// A trigram of `php`, `expect`, `phar`, `data`, `include` or `require` occurs (any case): the
-/// forms without `(` need one.
-fn mentions_php(t: &[u8]) -> bool {
-    // Keyed on the first two letters, so a window costs one match instead of six comparisons.
-    t.windows(3).any(|w| {
-        let third = match (w[0].to_ascii_lowercase(), w[1].to_ascii_lowercase()) {
-            (b'p', b'h') => b'p',
-            (b'e', b'c') => b't',
-            (b'h', b'a') => b'r',
-            (b'a', b't') => b'a',
-            (b'l', b'u') => b'd',
-            (b'u', b'i') => b'r',
-            _ => return false,
-        };
-        w[2].to_ascii_lowercase() == third
-    })
 }
 
 /// A field that is a chat message or a pasted source file rather than a parameter: long,
