@@ -25,12 +25,18 @@
 //! values joined in request order (texts of at most [`JOIN_MAX_BYTES`], each overlapping the
 //! previous by one value), when a join passes the gate.
 
+use std::borrow::Cow;
+
 use crate::body::binary::{looks_binary, printable_text};
 use crate::body::graphql_doc::is_prose_free_graphql;
 use crate::fields::{Field, FieldKind, Fields};
 use crate::normalize;
 use crate::prose::looks_like_prose;
 use crate::views::Views;
+use syntax::ByteSet;
+
+/// The bytes of non-ASCII characters.
+const NON_ASCII: ByteSet = ByteSet::range(0x80, 0xff);
 
 /// Fewest bytes for a text to reach the model (with the word gate).
 pub const MIN_PROMPT_BYTES: usize = 20;
@@ -95,10 +101,10 @@ pub fn prompt_texts(fields: &Fields, views: &Views, min_words: usize) -> Vec<Pro
     let mut out = Vec::new();
     let mut join = Join::default();
     for (idx, field) in fields.iter().enumerate() {
-        let (text, source) = primary_text(field);
+        let (text, source) = primary_text(field, views.plain.segment_bytes.get(idx));
         let admitted = gate.admits(field, &text);
         if admitted {
-            out.push(PromptText { field: idx, text: text.clone(), source });
+            out.push(PromptText { field: idx, text: text.to_string(), source });
         } else if matches!(field.kind, FieldKind::QueryValue | FieldKind::BodyValue) {
             join.offer(idx, &text);
         }
@@ -138,13 +144,21 @@ impl Gate {
     }
 }
 
-/// The field's primary text and how it was derived.
-fn primary_text(field: Field<'_>) -> (String, PromptSource) {
+/// The field's primary text and how it was derived. Borrowed when nothing rewrites it: this
+/// runs on every field of every request, and most are plain ASCII the reader reads as is.
+/// `value_bytes`: the byte set of the field's value when the views have it.
+fn primary_text<'a>(field: Field<'a>, value_bytes: Option<&ByteSet>) -> (Cow<'a, str>, PromptSource) {
     let (mut text, mut source) = match json_leaves(field.value) {
-        Some(leaves) => (leaves, PromptSource::JsonLeaves),
-        None => (field.value.to_string(), PromptSource::Field),
+        Some(leaves) => (Cow::Owned(leaves), PromptSource::JsonLeaves),
+        None => (Cow::Borrowed(field.value), PromptSource::Field),
     };
-    if model_facing(&mut text) && source == PromptSource::Field {
+    // `model_facing` leaves a text alone exactly when it needs no decoding and is ASCII; the
+    // value's byte set answers both for most fields without a pass over the text.
+    let untouched = match value_bytes.filter(|_| source == PromptSource::Field) {
+        Some(bytes) => !normalize::may_need_decoding_given(&text, bytes) && !bytes.intersects(&NON_ASCII),
+        None => !normalize::may_need_decoding(&text) && text.is_ascii(),
+    };
+    if !untouched && model_facing(text.to_mut()) && source == PromptSource::Field {
         source = PromptSource::Decoded;
     }
     // A path with a sentence in a segment (`/ask/Ignore%20all%20previous...`) is read with its
@@ -153,9 +167,9 @@ fn primary_text(field: Field<'_>) -> (String, PromptSource) {
     // recorded browser requests would have cost a model call).
     if field.kind == FieldKind::Path {
         if !text.contains(' ') {
-            return (String::new(), PromptSource::Decoded);
+            return (Cow::Borrowed(""), PromptSource::Decoded);
         }
-        text = text.replace('/', " ").trim().to_string();
+        text = Cow::Owned(text.replace('/', " ").trim().to_string());
         source = PromptSource::Decoded;
     }
     (text, source)
@@ -238,8 +252,10 @@ struct Join {
     first_field: Option<usize>,
     pieces: usize,
     text: String,
-    /// The last piece taken, repeated at the start of the next text.
-    last: Option<(usize, String)>,
+    /// The field of the last piece taken, repeated at the start of the next text.
+    last_field: Option<usize>,
+    /// That piece's text (a buffer reused across pieces: most requests offer many).
+    last_text: String,
 }
 
 impl Join {
@@ -256,12 +272,16 @@ impl Join {
             let first = self.first_field.take().unwrap_or(idx);
             self.full.push((first, std::mem::take(&mut self.text)));
             self.pieces = 0;
-            if let Some((last_idx, last)) = self.last.take() {
+            if let Some(last_idx) = self.last_field.take() {
+                let last = std::mem::take(&mut self.last_text);
                 self.push(last_idx, &last);
+                self.last_text = last;
             }
         }
         self.push(idx, text);
-        self.last = Some((idx, text.to_string()));
+        self.last_field = Some(idx);
+        self.last_text.clear();
+        self.last_text.push_str(text);
     }
 
     fn push(&mut self, idx: usize, text: &str) {

@@ -10,6 +10,7 @@
 //! really builds (plain and decoded text, place and name).
 //! `stage_cost whole [N]` only runs `score_patterns` on json_1k N times (instruction counts).
 //! `stage_cost profile [N]` only runs the code stage on json_1k N times (for callgrind / perf).
+//! `stage_cost prompt [N]` only builds the prompt-injection texts of both bodies N times.
 //! `stage_cost list` prints the fields of both bodies.
 
 use std::hint::black_box;
@@ -109,6 +110,20 @@ fn main() {
         let input = ScoreInput { request_text: &text, headers: &[] };
         for _ in 0..n {
             black_box(engine.score_patterns(&input));
+        }
+        return;
+    }
+    if args.get(1).map(String::as_str) == Some("prompt") {
+        // `valgrind --tool=callgrind stage_cost prompt N`: the prompt-injection model's texts
+        // of both bodies (asked on every request when that model is loaded), without a model.
+        let n: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(1000);
+        let engine = Engine::new(EngineConfig { models_dir: None, ..EngineConfig::default() }).expect("engine");
+        let bodies = [form_1k(), json_1k()];
+        let analyses: Vec<_> = bodies.iter().map(|text| engine.analyze(&ScoreInput { request_text: text, headers: &[] })).collect();
+        for _ in 0..n {
+            for analysis in &analyses {
+                black_box(engine.prompt_texts(analysis));
+            }
         }
         return;
     }

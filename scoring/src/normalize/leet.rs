@@ -106,7 +106,9 @@ pub fn rot13(text: &str) -> String {
 }
 
 /// Common English function words: frequent in any English sentence, and none of them is the
-/// ROT13 of another.
+/// ROT13 of another. `function_words_both` spells them out as match arms; the tests hold the
+/// two equal.
+#[cfg(test)]
 const FUNCTION_WORDS: [&str; 24] = [
     "the", "and", "to", "of", "you", "your", "is", "in", "that", "it", "for", "all", "are", "with", "this", "be", "me", "my", "not",
     "what", "now", "from", "have", "tell",
@@ -115,6 +117,7 @@ const FUNCTION_WORDS: [&str; 24] = [
 /// The function words as their ROT13 spelling reads: a word of the text is a function word
 /// of its rotation exactly when it is one of these (rotation keeps every non-letter, so the
 /// words are the same), which spares rotating every field of every request.
+#[cfg(test)]
 const ROTATED_FUNCTION_WORDS: [&str; 24] = [
     "gur", "naq", "gb", "bs", "lbh", "lbhe", "vf", "va", "gung", "vg", "sbe", "nyy", "ner", "jvgu", "guvf", "or", "zr", "zl", "abg",
     "jung", "abj", "sebz", "unir", "gryy",
@@ -130,9 +133,15 @@ fn function_words_both(text: &str) -> (usize, usize) {
         for (l, b) in lower.iter_mut().zip(word) {
             *l = b.to_ascii_lowercase();
         }
-        let lower = &lower[..word.len()];
-        plain += usize::from(FUNCTION_WORDS.iter().any(|f| f.as_bytes() == lower));
-        rotated += usize::from(ROTATED_FUNCTION_WORDS.iter().any(|f| f.as_bytes() == lower));
+        // The two lists as match arms (length first, then the bytes): asked on every field.
+        // They share no word (a test checks), so one match counts each word once.
+        match &lower[..word.len()] {
+            b"the" | b"and" | b"to" | b"of" | b"you" | b"your" | b"is" | b"in" | b"that" | b"it" | b"for" | b"all" | b"are" | b"with"
+            | b"this" | b"be" | b"me" | b"my" | b"not" | b"what" | b"now" | b"from" | b"have" | b"tell" => plain += 1,
+            b"gur" | b"naq" | b"gb" | b"bs" | b"lbh" | b"lbhe" | b"vf" | b"va" | b"gung" | b"vg" | b"sbe" | b"nyy" | b"ner" | b"jvgu"
+            | b"guvf" | b"or" | b"zr" | b"zl" | b"abg" | b"jung" | b"abj" | b"sebz" | b"unir" | b"gryy" => rotated += 1,
+            _ => {}
+        }
     }
     (plain, rotated)
 }
@@ -164,6 +173,10 @@ mod tests {
     fn fast_signals_match_their_definitions() {
         for (word, rotated) in FUNCTION_WORDS.iter().zip(ROTATED_FUNCTION_WORDS) {
             assert_eq!(rot13(word), rotated);
+            assert!(!FUNCTION_WORDS.contains(&rotated), "{rotated} is in both lists");
+            // The match arms hold exactly the two lists.
+            assert_eq!(function_words_both(word), (1, 0), "{word}");
+            assert_eq!(function_words_both(rotated), (0, 1), "{rotated}");
         }
         let count = |t: &str| {
             t.split(|c: char| !c.is_ascii_alphabetic())
