@@ -92,10 +92,15 @@ impl View {
 
     /// The text of the segment holding byte `offset` (one field's value in this view).
     pub fn segment_text(&self, offset: usize) -> &str {
+        self.text.get(self.segment_range(offset)).unwrap_or("")
+    }
+
+    /// Where the segment holding byte `offset` lies in `text`, separators excluded.
+    pub fn segment_range(&self, offset: usize) -> std::ops::Range<usize> {
         let seg = self.starts.partition_point(|&s| s as usize <= offset).saturating_sub(1);
         let start = self.starts.get(seg).map_or(0, |&s| s as usize);
         let end = self.starts.get(seg + 1).map_or(self.text.len(), |&s| s as usize - 1);
-        self.text.get(start..end).unwrap_or("")
+        start..end
     }
 
     /// True when bytes `from..to` lie inside one field (never touching a separator).

@@ -192,3 +192,31 @@ async fn control_bytes_do_not_hide_a_prompt_injection() {
     let verdict = engine.score_all(&ScoreInput { request_text: &body, headers: &headers }).await;
     assert!(verdict.breakdown.get(scoring::detectors::PROMPT_INJECTION) > 0.0, "{verdict:?}");
 }
+
+/// An exclusion of a rule in one field drops that field's match, never the same rule's match
+/// in another field: a decoy in the excluded field first must not hide the attack after it.
+/// (Rules once reported only their first match; that first match was dropped and the second
+/// never seen.) The same decoy trick must not hide a field from the SQLi model's gate.
+#[tokio::test]
+async fn a_decoy_in_an_excluded_field_hides_nothing() {
+    use scoring::exclusion::{Exclusion, FieldPart, FieldRef, ScoringScope, Target};
+    let engine = patterns_only();
+    // SSTI has no code check that would find the second field on its own.
+    let ssti = detector_id("ssti").unwrap();
+    let scope = ScoringScope {
+        exclusions: vec![Exclusion {
+            target: Target::Detector(ssti),
+            field: Some(FieldRef { part: FieldPart::Query, name: "comment".into() }),
+        }],
+        ..Default::default()
+    };
+    let context = scoring::ScoreContext { scope: Some(std::sync::Arc::new(scope)), ..Default::default() };
+    let payload = "%7B%7B7*7%7D%7D";
+    let decoy_first = format!("GET /post?comment={payload}&name={payload}\n");
+    let r = engine.score_all_with(&input(&decoy_first), &context).await;
+    assert_eq!(r.detector, "ssti", "the attack in `name` still counts: {r:?}");
+    assert!(r.score > engine.threshold());
+    let only_excluded = format!("GET /post?comment={payload}&name=Ann\n");
+    let r = engine.score_all_with(&input(&only_excluded), &context).await;
+    assert_eq!(r.breakdown.get(ssti), 0.0, "the excluded field itself is not scored for SSTI: {r:?}");
+}

@@ -2,6 +2,8 @@
 //! plain view of the benign 1 KB bodies. Prints the costliest rules; asserts nothing.
 //!
 //! `cargo run --release -p rampart-benches --bin rule_cost [-- N]`
+//! `rule_cost try PATTERN...` times candidate patterns alone (a rewrite of a costly rule is
+//! judged by this before the eval decides whether it matches the same).
 
 use std::time::Instant;
 
@@ -13,8 +15,10 @@ use scoring::views::{ViewKind, Views};
 use scoring::ScoreInput;
 
 fn main() {
-    let top: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let top: usize = args.first().and_then(|s| s.parse().ok()).unwrap_or(20);
     let rules = load_rules(None).expect("rules load");
+    let candidates = if args.first().map(String::as_str) == Some("try") { &args[1..] } else { &[][..] };
     let bodies = [form_1k(), json_1k()];
     let views: Vec<Views> = bodies
         .iter()
@@ -31,6 +35,17 @@ fn main() {
         }
         start.elapsed().as_nanos() as f64 / iters as f64 / views.len() as f64
     };
+    if !candidates.is_empty() {
+        let template = rules[0].clone();
+        for pattern in candidates {
+            let rule = scoring::patterns::rules::Rule { pattern: pattern.clone(), level: 1, ..template.clone() };
+            match PatternStage::from_rules(vec![rule]) {
+                Ok(stage) => println!("{:>7.0}  {pattern}", time(&stage)),
+                Err(err) => println!("  error  {pattern}: {err}"),
+            }
+        }
+        return;
+    }
     let all = PatternStage::from_rules(rules.clone()).expect("rules compile");
     let empty = PatternStage::from_rules(vec![]).ok();
     println!("all {} rules together, scanned at level 1: {:.0} ns per 1 KB view", rules.len(), time(&all));

@@ -70,7 +70,7 @@ pub fn make_field_local(pattern: &str) -> (String, bool) {
 }
 
 /// Length in chars of the escape starting at `i` (a backslash), and whether it denotes NUL.
-fn escape_len(chars: &[char], i: usize) -> (usize, bool) {
+pub(super) fn escape_len(chars: &[char], i: usize) -> (usize, bool) {
     let next = chars.get(i + 1).copied().unwrap_or('\\');
     match next {
         'x' => {
@@ -99,7 +99,7 @@ fn escape_len(chars: &[char], i: usize) -> (usize, bool) {
 
 /// Index one past the class starting at `start` (a `[`), whether it is negated, whether a
 /// positive class names NUL, and where its body starts (after `[^` and a literal `]`).
-fn class_end(chars: &[char], start: usize) -> (usize, bool, bool, usize) {
+pub(super) fn class_end(chars: &[char], start: usize) -> (usize, bool, bool, usize) {
     let mut i = start + 1;
     let negated = chars.get(i) == Some(&'^');
     if negated {

@@ -5,6 +5,7 @@ pub mod db_cache;
 mod field_local;
 pub mod guard;
 pub mod rules;
+mod prefilter;
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -140,11 +141,13 @@ impl GuardedDb {
     }
 }
 
-/// What one concurrent scan needs: Hyperscan scratch sized for every database, and a view to
-/// copy the fields a guarded database must see into.
+/// What one concurrent scan needs: Hyperscan scratch sized for every database, a view to
+/// copy the fields a guarded database must see into, and the window-rule matches waiting for
+/// confirmation (`prefilter.rs`): (rule index, offset in the view).
 struct ScanScratch {
     hs: Scratch,
     selected: View,
+    pending: Vec<(usize, usize)>,
 }
 
 pub struct PatternStage {
@@ -154,6 +157,10 @@ pub struct PatternStage {
     /// Per rule: it matches NUL on purpose, so its matches carry a start offset and are
     /// checked to lie within one field.
     checks_span: Vec<bool>,
+    /// Per rule: the shared databases scan only a cheap part of it (its prefilter, or what
+    /// follows its line-start window), and each field that part matches in is confirmed by
+    /// scanning it with the whole rule, compiled alone here (`prefilter.rs`).
+    confirm: Vec<Option<BlockDatabase>>,
     /// Hyperscan scratch is per concurrent scan; a small pool avoids reallocating it. Each
     /// scratch is sized for every database.
     scratch_pool: Mutex<Vec<ScanScratch>>,
@@ -174,8 +181,32 @@ impl PatternStage {
     }
 
     pub fn from_rules(rules: Vec<Rule>) -> Result<Self, PatternError> {
-        let patterns: Vec<(Pattern, bool)> = rules.iter().enumerate().map(|(i, r)| compile_pattern(i, r)).collect();
-        let checks_span = patterns.iter().map(|(_, som)| *som).collect();
+        Self::build(rules, true)
+    }
+
+    /// Every rule scanned whole in the shared databases, no prefilters, one match per rule
+    /// (SINGLEMATCH): the reference the prefiltered stage is tested against field by field.
+    /// Not for scoring: a first match the stage drops hides the later ones.
+    pub fn from_rules_whole(rules: Vec<Rule>) -> Result<Self, PatternError> {
+        Self::build(rules, false)
+    }
+
+    fn build(rules: Vec<Rule>, prefilters: bool) -> Result<Self, PatternError> {
+        let compiled: Vec<Compiled> = rules.iter().enumerate().map(|(i, r)| compile_pattern(i, r, prefilters)).collect();
+        let checks_span = compiled.iter().map(|c| c.matches_nul).collect();
+        let mut confirm = Vec::with_capacity(rules.len());
+        for (c, rule) in compiled.iter().zip(&rules) {
+            let db = match &c.confirm {
+                None => None,
+                Some(whole) => Some(db_cache::build(vec![whole.clone()]).map_err(|err| PatternError::BadPattern {
+                    reason: rule.reason.clone(),
+                    file: String::new(),
+                    detail: err.to_string(),
+                })?),
+            };
+            confirm.push(db);
+        }
+        let patterns: Vec<Pattern> = compiled.into_iter().map(|c| c.scanned).collect();
         let guards: Vec<Option<ByteSet>> = rules.iter().map(|r| guard::required_bytes(&r.pattern, r.case_sensitive)).collect();
         let levels: Vec<u8> = rules.iter().map(|r| r.level).collect();
         let mut plans = guard::plan(&levels, &guards);
@@ -185,16 +216,21 @@ impl PatternStage {
         }
         let mut dbs = Vec::with_capacity(plans.len());
         for plan in plans {
-            let group: Vec<Pattern> = plan.members.iter().map(|&i| patterns[i].0.clone()).collect();
+            let group: Vec<Pattern> = plan.members.iter().map(|&i| patterns[i].clone()).collect();
             let db: BlockDatabase = match db_cache::build(group) {
                 Ok(db) => db,
                 Err(err) => return Err(find_bad_rule(&rules).unwrap_or(PatternError::Hyperscan(err.to_string()))),
             };
             dbs.push(GuardedDb { db, guard: plan.guard, level: plan.level });
         }
-        let hs = alloc_scratch(&dbs).map_err(|e| PatternError::Hyperscan(e.to_string()))?;
-        let scratch = ScanScratch { hs, selected: View::default() };
-        Ok(PatternStage { dbs, rules, checks_span, scratch_pool: Mutex::new(vec![scratch]) })
+        let hs = alloc_scratch(&dbs, &confirm).map_err(|e| PatternError::Hyperscan(e.to_string()))?;
+        let scratch = ScanScratch { hs, selected: View::default(), pending: Vec::new() };
+        Ok(PatternStage { dbs, rules, checks_span, confirm, scratch_pool: Mutex::new(vec![scratch]) })
+    }
+
+    /// Rules whose shared scan looks only for a cheap part of them, then confirms.
+    pub fn prefiltered_rules(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter().zip(&self.confirm).filter(|(_, c)| c.is_some()).map(|(r, _)| r)
     }
 
     /// How many databases the rules were split into, and how many rules have a byte guard.
@@ -239,14 +275,15 @@ impl PatternStage {
                     Selected::Some => &scratch.selected,
                 },
             };
-            self.scan_one(&guarded.db, target, kind, &scratch.hs, hits);
+            self.scan_one(&guarded.db, target, kind, &scratch.hs, &mut scratch.pending, hits);
         }
         self.scratch_pool.lock().unwrap_or_else(|p| p.into_inner()).push(scratch);
     }
 
-    fn scan_one(&self, db: &BlockDatabase, view: &View, kind: ViewKind, hs: &Scratch, hits: &mut Hits) {
+    fn scan_one(&self, db: &BlockDatabase, view: &View, kind: ViewKind, hs: &Scratch, pending: &mut Vec<(usize, usize)>, hits: &mut Hits) {
         let rules = &self.rules;
         let checks_span = &self.checks_span;
+        pending.clear();
         let result = db.scan(view.text.as_bytes(), hs, |id: u32, from: u64, to: u64, _flags: u32| {
             let rule_idx = id as usize;
             if let Some(rule) = rules.get(rule_idx) {
@@ -254,10 +291,11 @@ impl PatternStage {
                 if !(spans_fields || rule.views == ViewScope::Decoded && kind == ViewKind::Plain) {
                     // `to` is one past the last matched byte.
                     let at = (to as usize).saturating_sub(1);
-                    let in_prose_only =
-                        rule.prose_level.is_some_and(|l| l > hits.sensitivity) && crate::prose::is_long_prose(view.segment_text(at));
-                    if !in_prose_only {
-                        hits.record(rule_idx, rule, kind, view.field_at(at));
+                    if self.confirm[rule_idx].is_some() {
+                        // Hyperscan's scratch is busy until the scan returns: confirm after.
+                        pending.push((rule_idx, at));
+                    } else {
+                        Self::record_match(rule_idx, rule, view, kind, at, hits);
                     }
                 }
             }
@@ -265,6 +303,43 @@ impl PatternStage {
         });
         if let Err(err) = result {
             tracing::error!(error = %err, "hyperscan scan failed");
+        }
+        if !pending.is_empty() {
+            self.confirm_pending(view, kind, hs, pending, hits);
+        }
+    }
+
+    fn record_match(rule_idx: usize, rule: &Rule, view: &View, kind: ViewKind, at: usize, hits: &mut Hits) {
+        let in_prose_only = rule.prose_level.is_some_and(|l| l > hits.sensitivity) && crate::prose::is_long_prose(view.segment_text(at));
+        if !in_prose_only {
+            hits.record(rule_idx, rule, kind, view.field_at(at));
+        }
+    }
+
+    /// Confirms each (rule, segment) the cheap part of a prefiltered rule matched in by
+    /// scanning the segment with the whole rule, once per pair, and records what it confirms.
+    fn confirm_pending(&self, view: &View, kind: ViewKind, hs: &Scratch, pending: &mut Vec<(usize, usize)>, hits: &mut Hits) {
+        // Offsets become segment starts: one entry per (rule, segment).
+        for entry in pending.iter_mut() {
+            entry.1 = view.segment_range(entry.1).start;
+        }
+        pending.sort_unstable();
+        pending.dedup();
+        for &(rule_idx, start) in pending.iter() {
+            let Some(whole) = &self.confirm[rule_idx] else { continue };
+            let segment = view.segment_range(start);
+            let mut matched = false;
+            let result = whole.scan(&view.text.as_bytes()[segment], hs, |_: u32, _: u64, _: u64, _: u32| {
+                matched = true;
+                Matching::Terminate
+            });
+            // A scan the callback stopped (at the match) returns an error too.
+            if let (Err(err), false) = (result, matched) {
+                tracing::error!(error = %err, "hyperscan confirm scan failed");
+            }
+            if matched {
+                Self::record_match(rule_idx, &self.rules[rule_idx], view, kind, start, hits);
+            }
         }
     }
 
@@ -276,20 +351,35 @@ impl PatternStage {
         }
         let Some(scratch) = self.take_scratch() else { return true };
         let mut gated = false;
+        // Prefiltered gate rules whose cheap part matched: the whole rule decides, after.
+        let mut to_confirm: Vec<usize> = Vec::new();
         let rules = &self.rules;
+        let is_gate = |id: u32| rules.get(id as usize).is_some_and(|r| r.role == RuleRole::Gate && r.detector == detector);
         let bytes = ByteSet::of(text);
         for guarded in self.dbs.iter().filter(|d| d.wanted(&bytes)) {
-            let _ =
-                guarded.db.scan(text.as_bytes(), &scratch.hs, |id: u32, _from: u64, _to: u64, _flags: u32| match rules.get(id as usize) {
-                    Some(rule) if rule.role == RuleRole::Gate && rule.detector == detector => {
-                        gated = true;
-                        Matching::Terminate
-                    }
-                    _ => Matching::Continue,
-                });
+            let _ = guarded.db.scan(text.as_bytes(), &scratch.hs, |id: u32, _from: u64, _to: u64, _flags: u32| {
+                if !is_gate(id) {
+                    Matching::Continue
+                } else if self.confirm[id as usize].is_some() {
+                    to_confirm.push(id as usize);
+                    Matching::Continue
+                } else {
+                    gated = true;
+                    Matching::Terminate
+                }
+            });
             if gated {
                 break;
             }
+        }
+        for whole in to_confirm.iter().filter_map(|&r| self.confirm[r].as_ref()) {
+            if gated {
+                break;
+            }
+            let _ = whole.scan(text.as_bytes(), &scratch.hs, |_: u32, _: u64, _: u64, _: u32| {
+                gated = true;
+                Matching::Terminate
+            });
         }
         self.scratch_pool.lock().unwrap_or_else(|p| p.into_inner()).push(scratch);
         gated
@@ -299,8 +389,8 @@ impl PatternStage {
         let pooled = self.scratch_pool.lock().unwrap_or_else(|p| p.into_inner()).pop();
         match pooled {
             Some(s) => Some(s),
-            None => match alloc_scratch(&self.dbs) {
-                Ok(hs) => Some(ScanScratch { hs, selected: View::default() }),
+            None => match alloc_scratch(&self.dbs, &self.confirm) {
+                Ok(hs) => Some(ScanScratch { hs, selected: View::default(), pending: Vec::new() }),
                 Err(err) => {
                     tracing::error!(error = %err, "cannot allocate hyperscan scratch");
                     None
@@ -310,38 +400,69 @@ impl PatternStage {
     }
 }
 
-/// A scratch big enough for every database.
-fn alloc_scratch(dbs: &[GuardedDb]) -> Result<Scratch, hyperscan::Error> {
+/// A scratch big enough for every database, the confirming one included.
+fn alloc_scratch(dbs: &[GuardedDb], confirm: &[Option<BlockDatabase>]) -> Result<Scratch, hyperscan::Error> {
     let mut scratch = dbs[0].db.alloc_scratch()?;
-    for guarded in &dbs[1..] {
-        guarded.db.realloc_scratch(&mut scratch)?;
+    for db in dbs[1..].iter().map(|g| &g.db).chain(confirm.iter().flatten()) {
+        db.realloc_scratch(&mut scratch)?;
     }
     Ok(scratch)
 }
 
-/// The rule's pattern made field-local; the flag says whether it needs start-of-match.
-fn compile_pattern(id: usize, rule: &Rule) -> (Pattern, bool) {
+/// What one rule puts into the databases.
+struct Compiled {
+    /// The expression the shared databases scan (for a windowed rule: only its REST).
+    scanned: Pattern,
+    /// The whole rule, for the confirming database (windowed rules only).
+    confirm: Option<Pattern>,
+    /// It matches NUL on purpose: its matches are checked to lie within one field.
+    matches_nul: bool,
+}
+
+/// The rule's pattern made field-local; with `prefilters`, a rule with a prefilter (named in
+/// its file, or what follows a line-start window) is split into that part (scanned) and
+/// itself (confirming), see `prefilter.rs`.
+fn compile_pattern(id: usize, rule: &Rule, prefilters: bool) -> Compiled {
+    let whole = compile_whole(id, rule);
+    let part = rule.prefilter.as_deref().or_else(|| prefilter::window_rest(&rule.pattern));
+    match part.filter(|_| prefilters) {
+        // A NUL-matching rule's start-of-match check needs the whole match: kept whole.
+        Some(part) if !whole.1 => {
+            let (expression, _) = field_local::make_field_local(part);
+            // Confirming needs one match (and SINGLEMATCH keeps a large window pattern within
+            // Hyperscan's limits: `encoded-dotdot-chain` does not compile without it).
+            let confirm = Pattern { flags: whole.0.flags | CompileFlags::SINGLEMATCH, ..whole.0.clone() };
+            Compiled { scanned: Pattern { expression, ..whole.0 }, confirm: Some(confirm), matches_nul: false }
+        }
+        // The reference stage: one match per rule is all it is asked for (`from_rules_whole`).
+        _ if !prefilters && !whole.1 => {
+            Compiled { scanned: Pattern { flags: whole.0.flags | CompileFlags::SINGLEMATCH, ..whole.0 }, confirm: None, matches_nul: false }
+        }
+        _ => Compiled { scanned: whole.0, confirm: None, matches_nul: whole.1 },
+    }
+}
+
+/// The rule's whole pattern made field-local; the flag says whether it needs start-of-match.
+fn compile_whole(id: usize, rule: &Rule) -> (Pattern, bool) {
     let (expression, matches_nul) = field_local::make_field_local(&rule.pattern);
     // SOM is costly (and overflows when used on every pattern): only where a match could
     // otherwise include the separator. Such rules report every match, not just the first, so
     // a rejected cross-field match cannot hide a real one.
     let case = if rule.case_sensitive { CompileFlags::empty() } else { CompileFlags::CASELESS };
-    // A rule with a prose level skips matches inside long prose, so it must see every match:
-    // with SINGLEMATCH a prose field first in the request would hide a real hit after it.
-    let flags = if matches_nul {
-        case | CompileFlags::SOM_LEFTMOST
-    } else if rule.prose_level.is_some() {
-        case
-    } else {
-        case | CompileFlags::SINGLEMATCH
-    };
+    // Every rule reports every match, never only its first (SINGLEMATCH): a match the stage
+    // drops would hide the next one in a later field. Matches are dropped inside long prose
+    // (a prose level), in a field the request's policy scope excludes the rule from, and a
+    // gate selects each field it matches for the model; with SINGLEMATCH, a decoy in the
+    // first field was a bypass of all three. Benign views rarely match, so it costs nothing
+    // there (`rule_cost`).
+    let flags = if matches_nul { case | CompileFlags::SOM_LEFTMOST } else { case };
     (Pattern { expression, flags, id: Some(id), ext: Default::default(), som: None }, matches_nul)
 }
 
 /// After a failed multi-pattern compile, compiles rules one by one to name the culprit.
 fn find_bad_rule(rules: &[Rule]) -> Option<PatternError> {
     rules.iter().enumerate().find_map(|(i, r)| {
-        let one: Result<BlockDatabase, _> = compile_pattern(i, r).0.build();
+        let one: Result<BlockDatabase, _> = compile_whole(i, r).0.build();
         one.err().map(|e| PatternError::BadPattern { reason: r.reason.clone(), file: String::new(), detail: e.to_string() })
     })
 }
@@ -376,6 +497,7 @@ mod tests {
             case_sensitive: false,
             level: 1,
             prose_level: None,
+            prefilter: None,
             reason: format!("{slug}:{id}"),
         }
     }
@@ -435,6 +557,18 @@ mod tests {
         fields.push(FieldKind::QueryValue, "q", chat);
         stage.scan(&Views::build(&fields).plain, ViewKind::Plain, &mut at_two);
         assert!(at_two.best[pt].is_some(), "counts at its prose level");
+    }
+
+    /// A gate selects every field it matches: a decoy in an earlier field must not keep the
+    /// attack's field from the model (rules once reported only their first match).
+    #[test]
+    fn a_gate_selects_every_field_it_matches() {
+        let mut gate = rule("sqli", "or-true", r"\bor\s+true\b");
+        gate.role = RuleRole::Gate;
+        let stage = PatternStage::from_rules(vec![gate]).unwrap();
+        let hits = hits_for(&stage, &["this or true", "benign", "1' or true -- "]);
+        let sqli = detector_id("sqli").unwrap();
+        assert_eq!(hits.gated, vec![(sqli, 0), (sqli, 2)]);
     }
 
     #[test]

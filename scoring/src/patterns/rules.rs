@@ -72,6 +72,11 @@ struct RuleSpec {
     /// the attack needs the whole value to be the path, URL or filter.
     #[serde(default)]
     prose_level: Option<u8>,
+    /// A cheap run of the pattern's top-level factors that the shared scan looks for instead
+    /// of the whole pattern; each field it matches in is confirmed by the whole pattern
+    /// (`prefilter.rs`). For patterns whose cost `rule_cost` shows; never changes what matches.
+    #[serde(default)]
+    prefilter: Option<String>,
 }
 
 fn default_level() -> u8 {
@@ -119,6 +124,10 @@ pub struct Rule {
     pub level: u8,
     /// Lowest level at which a match inside a long prose field counts (None: as `level`).
     pub prose_level: Option<u8>,
+    /// What the shared scan looks for instead of the whole pattern (a run of its top-level
+    /// factors, checked at load); None: the whole pattern, or its part after a line-start
+    /// window (`prefilter.rs`).
+    pub prefilter: Option<String>,
     /// `"<slug>:<id>"`, built once so scoring never formats strings.
     pub reason: String,
 }
@@ -205,6 +214,15 @@ fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), Pa
                 detail: format!("rule `{}`: level and prose_level must lie within 1..=4, prose_level at or above level", spec.id),
             });
         }
+        if spec.prefilter.as_ref().is_some_and(|p| !super::prefilter::is_factor_run(&spec.pattern, p)) {
+            return Err(PatternError::BadFile {
+                file: name.to_string(),
+                detail: format!(
+                    "rule `{}`: prefilter must be a run of the pattern's top-level factors (pieces whose concatenation is the pattern), so that every match holds it",
+                    spec.id
+                ),
+            });
+        }
         if out.iter().any(|r| r.detector == detector && r.id == spec.id && r.role == role) {
             return Err(PatternError::BadFile { file: name.to_string(), detail: format!("duplicate rule id `{}`", spec.id) });
         }
@@ -220,6 +238,7 @@ fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), Pa
             case_sensitive: spec.case_sensitive,
             level: spec.level,
             prose_level: spec.prose_level,
+            prefilter: spec.prefilter,
         });
     }
     Ok(())
