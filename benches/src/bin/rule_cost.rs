@@ -80,6 +80,14 @@ fn main() {
         .map(|r| (time(&PatternStage::from_rules(vec![r.clone()]).expect("rule compiles")), r.reason.clone(), r.pattern.clone()))
         .collect();
     costs.sort_by(|a, b| b.0.total_cmp(&a.0));
+    // A prefilter must pay for itself: each prefiltered rule alone, scanned whole and with it.
+    println!("\nprefiltered rules (ns per 1 KB view, with the prefilter / scanned whole):");
+    for rule in all.prefiltered_rules() {
+        let cheap = time(&PatternStage::from_rules(vec![rule.clone()]).expect("rule compiles"));
+        let whole = time(&PatternStage::from_rules_whole(vec![rule.clone()]).expect("rule compiles"));
+        let verdict = if cheap > whole * 1.15 + 10.0 { "  ! slower with its prefilter" } else { "" };
+        println!("{cheap:>7.0} / {whole:>5.0}  {}{verdict}", rule.reason);
+    }
     println!("\ncostliest rules alone (ns per 1 KB view):");
     for (ns, reason, pattern) in costs.iter().take(top) {
         let p: String = pattern.chars().take(80).collect();

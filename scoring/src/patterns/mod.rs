@@ -4,8 +4,8 @@
 pub mod db_cache;
 mod field_local;
 pub mod guard;
-pub mod rules;
 mod prefilter;
+pub mod rules;
 
 use std::path::Path;
 use std::sync::Mutex;
