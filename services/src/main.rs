@@ -4,6 +4,12 @@ use clap::Parser;
 use services::cli::{Cli, Command, PolicyCommand};
 use services::run::{start_auth, start_extproc, start_inference, start_proxy, start_up, Running, StartError};
 
+/// mimalloc, not glibc's malloc: under load the proxy's threads contended on glibc's arena
+/// lock (futex waits from `__lll_lock_wait_private` in `perf`) and spent about 9 % of the
+/// process in malloc, free and `malloc_consolidate` (docs/BENCH-PROXY.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
