@@ -1,6 +1,7 @@
 //! The pattern stage: ONE Hyperscan block database for every rule of every regex-backed
 //! detector (and the model gates), scanned once per view.
 
+mod compile;
 pub mod db_cache;
 mod field_local;
 pub mod guard;
@@ -16,6 +17,7 @@ use thiserror::Error;
 
 use crate::detectors::{DetectorId, DETECTORS};
 use crate::views::{Selected, View, ViewKind};
+use compile::{compile_pattern, find_bad_rule, Compiled};
 pub use rules::{Rule, RuleRole, ViewScope};
 
 /// Errors of the pattern layer (all at start-up: scanning itself cannot fail on input).
@@ -141,9 +143,13 @@ impl GuardedDb {
     }
 }
 
+/// How far back a new candidate is compared with the pending ones (more than the prefiltered
+/// rules that can match in one field; a duplicate beyond it is removed before confirming).
+const PENDING_LOOKBACK: usize = 64;
+
 /// What one concurrent scan needs: Hyperscan scratch sized for every database, a view to
 /// copy the fields a guarded database must see into, and the window-rule matches waiting for
-/// confirmation (`prefilter.rs`): (rule index, offset in the view).
+/// confirmation (`prefilter.rs`): (rule index, start of its segment in the view).
 struct ScanScratch {
     hs: Scratch,
     selected: View,
@@ -192,6 +198,14 @@ impl PatternStage {
     }
 
     fn build(rules: Vec<Rule>, prefilters: bool) -> Result<Self, PatternError> {
+        // The loader checks this for rule files; rules built in code are checked here.
+        if let Some(bad) = rules.iter().find(|r| r.prefilter.as_ref().is_some_and(|p| !prefilter::is_factor_run(&r.pattern, p))) {
+            return Err(PatternError::BadPattern {
+                reason: bad.reason.clone(),
+                file: String::new(),
+                detail: "its prefilter is not a run of the pattern's top-level factors".into(),
+            });
+        }
         let compiled: Vec<Compiled> = rules.iter().enumerate().map(|(i, r)| compile_pattern(i, r, prefilters)).collect();
         let checks_span = compiled.iter().map(|c| c.matches_nul).collect();
         let mut confirm = Vec::with_capacity(rules.len());
@@ -292,8 +306,14 @@ impl PatternStage {
                     // `to` is one past the last matched byte.
                     let at = (to as usize).saturating_sub(1);
                     if self.confirm[rule_idx].is_some() {
-                        // Hyperscan's scratch is busy until the scan returns: confirm after.
-                        pending.push((rule_idx, at));
+                        // Hyperscan's scratch is busy until the scan returns: confirm after,
+                        // once per (rule, segment). A rule's matches in one field arrive
+                        // together, so a field full of the cheap part (`true true …`) adds
+                        // one entry, not one per match.
+                        let start = view.segment_range(at).start;
+                        if !pending.iter().rev().take(PENDING_LOOKBACK).any(|&p| p == (rule_idx, start)) {
+                            pending.push((rule_idx, start));
+                        }
                     } else {
                         Self::record_match(rule_idx, rule, view, kind, at, hits);
                     }
@@ -319,10 +339,6 @@ impl PatternStage {
     /// Confirms each (rule, segment) the cheap part of a prefiltered rule matched in by
     /// scanning the segment with the whole rule, once per pair, and records what it confirms.
     fn confirm_pending(&self, view: &View, kind: ViewKind, hs: &Scratch, pending: &mut Vec<(usize, usize)>, hits: &mut Hits) {
-        // Offsets become segment starts: one entry per (rule, segment).
-        for entry in pending.iter_mut() {
-            entry.1 = view.segment_range(entry.1).start;
-        }
         pending.sort_unstable();
         pending.dedup();
         for &(rule_idx, start) in pending.iter() {
@@ -407,64 +423,6 @@ fn alloc_scratch(dbs: &[GuardedDb], confirm: &[Option<BlockDatabase>]) -> Result
         db.realloc_scratch(&mut scratch)?;
     }
     Ok(scratch)
-}
-
-/// What one rule puts into the databases.
-struct Compiled {
-    /// The expression the shared databases scan (for a windowed rule: only its REST).
-    scanned: Pattern,
-    /// The whole rule, for the confirming database (windowed rules only).
-    confirm: Option<Pattern>,
-    /// It matches NUL on purpose: its matches are checked to lie within one field.
-    matches_nul: bool,
-}
-
-/// The rule's pattern made field-local; with `prefilters`, a rule with a prefilter (named in
-/// its file, or what follows a line-start window) is split into that part (scanned) and
-/// itself (confirming), see `prefilter.rs`.
-fn compile_pattern(id: usize, rule: &Rule, prefilters: bool) -> Compiled {
-    let whole = compile_whole(id, rule);
-    let part = rule.prefilter.as_deref().or_else(|| prefilter::window_rest(&rule.pattern));
-    match part.filter(|_| prefilters) {
-        // A NUL-matching rule's start-of-match check needs the whole match: kept whole.
-        Some(part) if !whole.1 => {
-            let (expression, _) = field_local::make_field_local(part);
-            // Confirming needs one match (and SINGLEMATCH keeps a large window pattern within
-            // Hyperscan's limits: `encoded-dotdot-chain` does not compile without it).
-            let confirm = Pattern { flags: whole.0.flags | CompileFlags::SINGLEMATCH, ..whole.0.clone() };
-            Compiled { scanned: Pattern { expression, ..whole.0 }, confirm: Some(confirm), matches_nul: false }
-        }
-        // The reference stage: one match per rule is all it is asked for (`from_rules_whole`).
-        _ if !prefilters && !whole.1 => {
-            Compiled { scanned: Pattern { flags: whole.0.flags | CompileFlags::SINGLEMATCH, ..whole.0 }, confirm: None, matches_nul: false }
-        }
-        _ => Compiled { scanned: whole.0, confirm: None, matches_nul: whole.1 },
-    }
-}
-
-/// The rule's whole pattern made field-local; the flag says whether it needs start-of-match.
-fn compile_whole(id: usize, rule: &Rule) -> (Pattern, bool) {
-    let (expression, matches_nul) = field_local::make_field_local(&rule.pattern);
-    // SOM is costly (and overflows when used on every pattern): only where a match could
-    // otherwise include the separator. Such rules report every match, not just the first, so
-    // a rejected cross-field match cannot hide a real one.
-    let case = if rule.case_sensitive { CompileFlags::empty() } else { CompileFlags::CASELESS };
-    // Every rule reports every match, never only its first (SINGLEMATCH): a match the stage
-    // drops would hide the next one in a later field. Matches are dropped inside long prose
-    // (a prose level), in a field the request's policy scope excludes the rule from, and a
-    // gate selects each field it matches for the model; with SINGLEMATCH, a decoy in the
-    // first field was a bypass of all three. Benign views rarely match, so it costs nothing
-    // there (`rule_cost`).
-    let flags = if matches_nul { case | CompileFlags::SOM_LEFTMOST } else { case };
-    (Pattern { expression, flags, id: Some(id), ext: Default::default(), som: None }, matches_nul)
-}
-
-/// After a failed multi-pattern compile, compiles rules one by one to name the culprit.
-fn find_bad_rule(rules: &[Rule]) -> Option<PatternError> {
-    rules.iter().enumerate().find_map(|(i, r)| {
-        let one: Result<BlockDatabase, _> = compile_whole(i, r).0.build();
-        one.err().map(|e| PatternError::BadPattern { reason: r.reason.clone(), file: String::new(), detail: e.to_string() })
-    })
 }
 
 #[cfg(test)]
@@ -569,6 +527,23 @@ mod tests {
         let hits = hits_for(&stage, &["this or true", "benign", "1' or true -- "]);
         let sqli = detector_id("sqli").unwrap();
         assert_eq!(hits.gated, vec![(sqli, 0), (sqli, 2)]);
+    }
+
+    /// A field full of a prefilter's part is confirmed once, and its candidates take one
+    /// entry, not one per match (a request cannot grow the pending list with repetition).
+    #[test]
+    fn a_field_full_of_the_cheap_part_is_confirmed_once() {
+        let mut r = rule("sqli", "or-true", r"\bor\s*true\b");
+        r.prefilter = Some(r"true\b".into());
+        let stage = PatternStage::from_rules(vec![r.clone()]).unwrap();
+        let sqli = detector_id("sqli").unwrap();
+        let padding = "true ".repeat(2000);
+        let hits = hits_for(&stage, &[&padding, "x or true", &padding]);
+        assert_eq!(hits.best[sqli].map(|h| h.field), Some(1));
+        let scratch = stage.take_scratch().unwrap();
+        assert_eq!(scratch.pending, vec![(0, 0), (0, 10_001), (0, 10_011)], "one entry per (rule, field)");
+        r.prefilter = Some("or true".into());
+        assert!(PatternStage::from_rules(vec![r]).is_err(), "not a run of factors: refused");
     }
 
     #[test]
