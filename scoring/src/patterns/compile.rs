@@ -9,7 +9,7 @@ use super::{field_local, prefilter, PatternError};
 
 /// What one rule puts into the databases.
 pub(super) struct Compiled {
-    /// The expression the shared databases scan (for a windowed rule: only its REST).
+    /// The expression the shared databases scan (for a prefiltered rule: only its cheap part).
     pub scanned: Pattern,
     /// The whole rule, for the confirming database (windowed rules only).
     pub confirm: Option<Pattern>,

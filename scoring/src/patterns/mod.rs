@@ -148,8 +148,8 @@ impl GuardedDb {
 const PENDING_LOOKBACK: usize = 64;
 
 /// What one concurrent scan needs: Hyperscan scratch sized for every database, a view to
-/// copy the fields a guarded database must see into, and the window-rule matches waiting for
-/// confirmation (`prefilter.rs`): (rule index, start of its segment in the view).
+/// copy the fields a guarded database must see into, and the prefiltered rules' candidates
+/// waiting for confirmation (`prefilter.rs`): (rule index, start of its segment in the view).
 struct ScanScratch {
     hs: Scratch,
     selected: View,
@@ -198,12 +198,12 @@ impl PatternStage {
     }
 
     fn build(rules: Vec<Rule>, prefilters: bool) -> Result<Self, PatternError> {
-        // The loader checks this for rule files; rules built in code are checked here.
+        // Every match of the rule must hold its prefilter (`PatternStage::new` names the file).
         if let Some(bad) = rules.iter().find(|r| r.prefilter.as_ref().is_some_and(|p| !prefilter::is_factor_run(&r.pattern, p))) {
             return Err(PatternError::BadPattern {
                 reason: bad.reason.clone(),
                 file: String::new(),
-                detail: "its prefilter is not a run of the pattern's top-level factors".into(),
+                detail: "its prefilter is not a run of the pattern's top-level factors (pieces whose concatenation is the pattern), so a match need not hold it".into(),
             });
         }
         let compiled: Vec<Compiled> = rules.iter().enumerate().map(|(i, r)| compile_pattern(i, r, prefilters)).collect();
@@ -377,7 +377,9 @@ impl PatternStage {
                 if !is_gate(id) {
                     Matching::Continue
                 } else if self.confirm[id as usize].is_some() {
-                    to_confirm.push(id as usize);
+                    if !to_confirm.contains(&(id as usize)) {
+                        to_confirm.push(id as usize);
+                    }
                     Matching::Continue
                 } else {
                     gated = true;

@@ -214,15 +214,6 @@ fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), Pa
                 detail: format!("rule `{}`: level and prose_level must lie within 1..=4, prose_level at or above level", spec.id),
             });
         }
-        if spec.prefilter.as_ref().is_some_and(|p| !super::prefilter::is_factor_run(&spec.pattern, p)) {
-            return Err(PatternError::BadFile {
-                file: name.to_string(),
-                detail: format!(
-                    "rule `{}`: prefilter must be a run of the pattern's top-level factors (pieces whose concatenation is the pattern), so that every match holds it",
-                    spec.id
-                ),
-            });
-        }
         if out.iter().any(|r| r.detector == detector && r.id == spec.id && r.role == role) {
             return Err(PatternError::BadFile { file: name.to_string(), detail: format!("duplicate rule id `{}`", spec.id) });
         }
