@@ -27,6 +27,7 @@ from pi_data import pi_split  # noqa: E402
 from pi_model import (MAX_WINDOWS, STRIDE, WINDOW, Windowing, build_module, export, ort_session,  # noqa: E402
                       ort_text_scores, pad)
 from pi_report import evaluate, write_report  # noqa: E402
+from pi_cached import cache_bottom, check_cache, train_top  # noqa: E402
 
 
 def training_windows(win: Windowing, train: list[tuple[str, int, float]]) -> list[tuple[list[int], int, float]]:
@@ -139,6 +140,10 @@ def main():
     ap.add_argument("--version", type=int, default=3, help="model version written to model.json and the ONNX doc string")
     ap.add_argument("--init", default="", help="start from this saved state (a previous run's _build/state.pt) instead of the base")
     ap.add_argument("--reuse", action="store_true", help="skip training; load _build/state.pt from a previous run")
+    ap.add_argument("--cache-bottom", type=int, default=0,
+                    help="freeze the embeddings and this many bottom layers, compute their output once and train "
+                         "the top layers from it (pi_cached; overrides --freeze-layers); several epochs fit in "
+                         "the time of one")
     a = ap.parse_args()
 
     import torch
@@ -171,6 +176,14 @@ def main():
         module.load_state_dict(torch.load(state))
         with open(os.path.join(a.out, "metrics.json")) as f:  # keep the training run's figures
             t_train -= json.load(f)["train"]["seconds"]
+    elif a.cache_bottom:
+        a.freeze_layers = a.cache_bottom
+        freeze_bottom(module, a.cache_bottom)
+        cache = cache_bottom(module, examples, a.cache_bottom)
+        check_cache(module, examples, cache, a.cache_bottom)
+        module = train_top(module, examples, cache, a.cache_bottom, a.epochs, a.lr, a.batch, a.seed)
+        del cache
+        torch.save(module.state_dict(), state)
     else:
         freeze_bottom(module, a.freeze_layers)
         module = train(module, examples, a.epochs, a.lr, a.batch, a.seed)
@@ -204,7 +217,8 @@ def main():
                               "counts": split.counts,
                               "init": os.path.basename(os.path.dirname(os.path.dirname(a.init))) if a.init else "base",
                               "focus_texts": len(split.focus),
-                              "epochs": a.epochs, "lr": a.lr, "frozen_layers": a.freeze_layers, "batch": a.batch, "seed": a.seed,
+                              "epochs": a.epochs, "lr": a.lr, "frozen_layers": a.freeze_layers,
+                              "cached_bottom": a.cache_bottom, "batch": a.batch, "seed": a.seed,
                               "seconds": round(train_seconds)},
                     "overlap_removed": split.overlap, "seconds": round(time.time() - t_start)})
     write_report(a.out, win, sess, metrics, split)
