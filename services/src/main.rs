@@ -23,7 +23,13 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(run(cli.command, std::time::Duration::from_millis(cli.drain_ms)))
+    let code = runtime.block_on(run(cli.command, std::time::Duration::from_millis(cli.drain_ms)));
+    // The audit writers gather lines for a few milliseconds: write out the last events before
+    // the process ends (bounded: a stuck sink must not hold the exit).
+    if !gate::events::flush_audit_logs(std::time::Duration::from_secs(2)) {
+        eprintln!("rampart: the audit log did not finish writing within 2 s; its last lines may be missing");
+    }
+    code
 }
 
 async fn run(command: Command, drain: std::time::Duration) -> ExitCode {

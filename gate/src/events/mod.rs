@@ -17,7 +17,7 @@ use serde::Serialize;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
 
-pub use audit::{AuditLog, AuditTarget};
+pub use audit::{flush_all as flush_audit_logs, AuditLog, AuditTarget};
 pub use evidence::{rule_id, TopDetector};
 pub use sse::SseBody;
 pub use time::rfc3339_utc;
