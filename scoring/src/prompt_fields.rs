@@ -32,7 +32,7 @@ use crate::body::binary::{looks_binary, printable_text};
 use crate::body::graphql_doc::is_prose_free_graphql;
 use crate::fields::{Field, FieldKind, Fields};
 use crate::normalize;
-use crate::prose::{looks_like_prose, natural_words};
+use crate::prose::{looks_like_prose, natural_words_up_to};
 use crate::views::Views;
 use syntax::ByteSet;
 
@@ -142,7 +142,7 @@ impl Gate {
         // Control bytes end no word: sprinkled through a prompt they would hide its words.
         // Words must also be written like words (`natural_words`), or random tokens whose `+`
         // decodes to spaces would pass as prose.
-        let prose = |t: &str| looks_like_prose(t, self.min_words) && natural_words(t) >= self.min_words;
+        let prose = |t: &str| looks_like_prose(t, self.min_words) && natural_words_up_to(t, self.min_words) >= self.min_words;
         prose(text) || text.bytes().any(|b| b < 0x20 && !b.is_ascii_whitespace()) && prose(&printable_text(text))
     }
 }
