@@ -11,7 +11,6 @@ frozen layers would have applied in training mode."""
 
 from __future__ import annotations
 
-import math
 import random
 import time
 
@@ -90,41 +89,11 @@ def _batch(cache, picks):
 
 def train_top(module, examples, cache, layers: int, epochs: int, lr: float, batch_size: int, seed: int,
               log_every: int = 50):
-    """pi_finetune.train's loss, optimiser and schedule, over the cached activations."""
-    import torch
+    """pi_finetune.train's loss, optimiser and schedule, over the cached activations (CPU)."""
+    from pi_finetune import train
 
-    from pi_finetune import batches
+    def batch_logits(b):
+        hidden, mask = _batch(cache, b)
+        return _top_logits(module, hidden, mask, layers)
 
-    torch.manual_seed(seed)
-    rng = random.Random(seed)
-    module.train()
-    w_pos = sum(w for _, y, w in examples if y)
-    w_neg = sum(w for _, y, w in examples if not y)
-    loss_fn = torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor([w_neg / max(w_pos, 1e-9)]), reduction="none")
-    params = [p for p in module.parameters() if p.requires_grad]
-    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
-    steps = epochs * math.ceil(len(examples) / batch_size)
-    warm = max(1, steps // 10)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min((s + 1) / warm, max(0.0, (steps - s) / max(1, steps - warm))))
-    step, t0 = 0, time.time()
-    for epoch in range(epochs):
-        total = 0.0
-        for b in batches(examples, batch_size, rng):
-            hidden, mask = _batch(cache, b)
-            y = torch.tensor([float(examples[i][1]) for i in b])
-            weight = torch.tensor([examples[i][2] for i in b])
-            loss = (loss_fn(_top_logits(module, hidden, mask, layers), y) * weight).sum() / weight.sum()
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(params, 1.0)
-            opt.step()
-            sched.step()
-            total += loss.item()
-            step += 1
-            if step % log_every == 0:
-                print(f"[pi] epoch {epoch} step {step}/{steps} loss {total / log_every:.4f} "
-                      f"{time.time() - t0:.0f}s", flush=True)
-                total = 0.0
-    module.eval()
-    return module
+    return train(module, examples, epochs, lr, batch_size, seed, log_every, batch_logits=batch_logits, device="cpu")

@@ -70,13 +70,21 @@ def freeze_bottom(module, layers: int) -> None:
             p.requires_grad = False
 
 
-def train(module, examples, epochs: int, lr: float, batch_size: int, seed: int, log_every: int = 25):
+def train(module, examples, epochs: int, lr: float, batch_size: int, seed: int, log_every: int = 25,
+          batch_logits=None, device: str = ""):
+    """Class-balanced, loss-weighted BCE, AdamW, 10% warm-up then linear decay. `batch_logits`
+    maps a batch's example indices to logits (default: the whole module on their windows;
+    pi_cached passes the top of the encoder over cached activations, on the CPU)."""
     import torch
 
     torch.manual_seed(seed)
     rng = random.Random(seed)
-    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    dev = device or ("cuda" if torch.cuda.is_available() else "cpu")
     module.to(dev).train()
+    if batch_logits is None:
+        def batch_logits(b):
+            ids, mask = pad([examples[i][0] for i in b])
+            return module.logits(torch.from_numpy(ids).to(dev), torch.from_numpy(mask).to(dev))
     w_pos = sum(w for _, y, w in examples if y)
     w_neg = sum(w for _, y, w in examples if not y)
     pos_weight = torch.tensor([w_neg / max(w_pos, 1e-9)], device=dev)
@@ -90,10 +98,9 @@ def train(module, examples, epochs: int, lr: float, batch_size: int, seed: int, 
     for epoch in range(epochs):
         total = 0.0
         for b in batches(examples, batch_size, rng):
-            ids, mask = pad([examples[i][0] for i in b])
+            logits = batch_logits(b)
             y = torch.tensor([float(examples[i][1]) for i in b], device=dev)
             weight = torch.tensor([examples[i][2] for i in b], device=dev)
-            logits = module.logits(torch.from_numpy(ids).to(dev), torch.from_numpy(mask).to(dev))
             loss = (loss_fn(logits, y) * weight).sum() / weight.sum()
             opt.zero_grad()
             loss.backward()
