@@ -40,17 +40,12 @@ def cache_bottom(module, examples, layers: int, batch_size: int = 64) -> list:
 
 
 def _top_logits(module, hidden, mask, layers: int):
-    """The encoder from layer `layers` up, then Classifier.logits' pooling and head."""
-    import torch
-
-    enc = module.encoder
-    ext = enc.get_extended_attention_mask(mask, mask.shape)
+    """The encoder from layer `layers` up, then the classifier's pooling and head."""
+    ext = module.encoder.get_extended_attention_mask(mask, mask.shape)
     h = hidden
-    for layer in enc.encoder.layer[layers:]:
+    for layer in module.encoder.encoder.layer[layers:]:
         h = layer(h, attention_mask=ext)[0]
-    m = mask.unsqueeze(-1).to(h.dtype)
-    pooled = (h * m).sum(1) / m.sum(1).clamp(min=1.0)
-    return module.head(pooled).squeeze(-1) - module.shift
+    return module.pooled_logits(h, mask)
 
 
 def check_cache(module, examples, cache, layers: int, samples: int = 24, tol: float = 0.05) -> float:
@@ -87,13 +82,12 @@ def _batch(cache, picks):
     return hidden, mask
 
 
-def train_top(module, examples, cache, layers: int, epochs: int, lr: float, batch_size: int, seed: int,
-              log_every: int = 50):
-    """pi_finetune.train's loss, optimiser and schedule, over the cached activations (CPU)."""
-    from pi_finetune import train
+def batch_logits(module, cache, layers: int):
+    """pi_finetune.train's `batch_logits` over the cached activations (on the CPU, where the
+    cache is): a batch of example indices -> their logits from the top layers."""
 
-    def batch_logits(b):
-        hidden, mask = _batch(cache, b)
+    def logits(batch):
+        hidden, mask = _batch(cache, batch)
         return _top_logits(module, hidden, mask, layers)
 
-    return train(module, examples, epochs, lr, batch_size, seed, log_every, batch_logits=batch_logits, device="cpu")
+    return logits

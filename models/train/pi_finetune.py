@@ -27,7 +27,7 @@ from pi_data import pi_split  # noqa: E402
 from pi_model import (MAX_WINDOWS, STRIDE, WINDOW, Windowing, build_module, export, ort_session,  # noqa: E402
                       ort_text_scores, pad)
 from pi_report import evaluate, write_report  # noqa: E402
-from pi_cached import cache_bottom, check_cache, train_top  # noqa: E402
+from pi_cached import batch_logits, cache_bottom, check_cache  # noqa: E402
 
 
 def training_windows(win: Windowing, train: list[tuple[str, int, float]]) -> list[tuple[list[int], int, float]]:
@@ -188,7 +188,8 @@ def main():
         freeze_bottom(module, a.cache_bottom)
         cache = cache_bottom(module, examples, a.cache_bottom)
         check_cache(module, examples, cache, a.cache_bottom)
-        module = train_top(module, examples, cache, a.cache_bottom, a.epochs, a.lr, a.batch, a.seed)
+        module = train(module, examples, a.epochs, a.lr, a.batch, a.seed, log_every=50,
+                       batch_logits=batch_logits(module, cache, a.cache_bottom), device="cpu")
         del cache
         torch.save(module.state_dict(), state)
     else:

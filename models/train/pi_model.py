@@ -81,6 +81,11 @@ def build_module(base_dir: str):
 
         def logits(self, input_ids, attention_mask):
             h = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+            return self.pooled_logits(h, attention_mask)
+
+        def pooled_logits(self, h, attention_mask):
+            """The encoder's last hidden states -> masked mean -> head -> logit - shift (also
+            the end of pi_cached's top-of-encoder path)."""
             m = attention_mask.unsqueeze(-1).to(h.dtype)
             pooled = (h * m).sum(1) / m.sum(1).clamp(min=1.0)
             return self.head(pooled).squeeze(-1) - self.shift

@@ -87,6 +87,11 @@ impl AuditLog {
         }
     }
 
+    /// [`flush_all`] for this log alone.
+    pub fn flush(&self, timeout: Duration) -> bool {
+        flush_writer(&self.queue, Instant::now() + timeout)
+    }
+
     /// Queues one line; false when the writer is this far behind and the line was dropped.
     pub fn write(&self, json: Bytes) -> bool {
         let size = json.len();
@@ -157,13 +162,6 @@ pub fn flush_all(timeout: Duration) -> bool {
     answered == writers.len()
 }
 
-impl AuditLog {
-    /// [`flush_all`] for this log alone.
-    pub fn flush(&self, timeout: Duration) -> bool {
-        flush_writer(&self.queue, Instant::now() + timeout)
-    }
-}
-
 fn flush_writer(writer: &SyncSender<Queued>, deadline: Instant) -> bool {
     let (ack, done) = sync_channel(1);
     let mut request = Queued::Flush(ack);
@@ -213,12 +211,18 @@ mod tests {
         assert!(!log.write(line), "a full queue drops");
     }
 
-    #[test]
-    fn lines_reach_the_file() {
-        let dir = std::env::temp_dir().join(format!("rampart-audit-{}", std::process::id()));
+    /// An audit log on a fresh file in its own temporary folder (removed by the caller).
+    fn log_in_temp(name: &str) -> (AuditLog, PathBuf, PathBuf) {
+        let dir = std::env::temp_dir().join(format!("rampart-audit-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("audit.jsonl");
         let log = AuditLog::open(&AuditTarget::File(path.clone())).unwrap().unwrap();
+        (log, dir, path)
+    }
+
+    #[test]
+    fn lines_reach_the_file() {
+        let (log, dir, path) = log_in_temp("lines");
         assert!(log.write(Bytes::from_static(b"{\"a\":1}")));
         assert!(log.write(Bytes::from_static(b"{\"a\":2}")));
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
@@ -237,10 +241,7 @@ mod tests {
     /// must still reach the file.
     #[test]
     fn flush_all_writes_what_is_queued() {
-        let dir = std::env::temp_dir().join(format!("rampart-audit-flush-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("audit.jsonl");
-        let log = AuditLog::open(&AuditTarget::File(path.clone())).unwrap().unwrap();
+        let (log, dir, path) = log_in_temp("flush");
         for n in 0..200 {
             assert!(log.write(Bytes::from(format!("{{\"n\":{n}}}"))));
         }
