@@ -55,7 +55,8 @@ class PiSplit:
     focus: set[str]
 
 
-def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False) -> PiSplit:
+def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False,
+             sharegpt_sample: float = SHAREGPT_OTHER_SAMPLE) -> PiSplit:
     def rows(name, label=None):
         return _rows(data_dir, name, label)
 
@@ -86,7 +87,7 @@ def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False) 
     # v3 (issue 13): real chat, held-out-by-template generated families (pi_heldout)
     held = heldout_build(data_dir)
     sg = [(pi_prep(t), trig) for t, trig in held.sharegpt_train
-          if trig or stable(t, "sg-sample:") < SHAREGPT_OTHER_SAMPLE]
+          if trig or stable(t, "sg-sample:") < sharegpt_sample]
     train += [(t, 0, TRIGGER_WEIGHT if trig else 1.0) for t, trig in dedupe_pairs(sg) if t not in pos_set]
     gen_counts: dict[str, int] = {}
     focus: set[str] = set()

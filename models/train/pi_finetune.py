@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pi_data import pi_split  # noqa: E402
+from pi_data import SHAREGPT_OTHER_SAMPLE, pi_split  # noqa: E402
 from pi_model import (MAX_WINDOWS, STRIDE, WINDOW, Windowing, build_module, export, ort_session,  # noqa: E402
                       ort_text_scores, pad)
 from pi_report import evaluate, write_report  # noqa: E402
@@ -144,6 +144,9 @@ def main():
                     help="train on a seeded uniform sample of this many windows (0: all); for a time budget")
     ap.add_argument("--v4-families", action="store_true",
                     help="add the composed extraction requests and benign role prompts (pi_extraction, pi_actas) to the training data")
+    ap.add_argument("--sharegpt-sample", type=float, default=SHAREGPT_OTHER_SAMPLE,
+                    help="share of the ShareGPT training part's messages without trigger words trained on as "
+                         "benign (by hash; trigger-word messages are always in)")
     ap.add_argument("--version", type=int, default=3, help="model version written to model.json and the ONNX doc string")
     ap.add_argument("--init", default="", help="start from this saved state (a previous run's _build/state.pt) instead of the base")
     ap.add_argument("--reuse", action="store_true", help="skip training; load _build/state.pt from a previous run")
@@ -163,7 +166,7 @@ def main():
     tok_path = os.path.join(a.out, "tokenizer.json")
     shutil.copyfile(os.path.join(a.base, "tokenizer.json"), tok_path)
     win = Windowing(tok_path)
-    split = pi_split(a.data, v4_families=a.v4_families)
+    split = pi_split(a.data, v4_families=a.v4_families, sharegpt_sample=a.sharegpt_sample)
     examples = training_windows(win, split.train)
     all_windows = len(examples)
     if a.max_windows and len(examples) > a.max_windows:

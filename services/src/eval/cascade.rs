@@ -25,8 +25,8 @@ use super::data::{load_source, sha1_prefix};
 const SHAREGPT_TEST: f64 = 0.4;
 /// Pieces per call and calls in flight: batches stay full, and 4 x 32 stays within one client's
 /// queue lane (RAMPART_MODEL_CLIENT_QUEUE, 128).
-const CHUNK: usize = 32;
-const IN_FLIGHT: usize = 4;
+pub(super) const CHUNK: usize = 32;
+pub(super) const IN_FLIGHT: usize = 4;
 
 /// One evaluated set: file stem, label, and which rows belong to it.
 struct EvalSet {

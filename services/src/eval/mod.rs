@@ -25,7 +25,7 @@ use crate::config::EngineArgs;
 use crate::scorer as scoring_query;
 use data::{load_pool, query_for, Row};
 use report::{Outcome, Report};
-use scoring::{Engine, ScoreInput};
+use scoring::{Engine, EngineConfig, ScoreInput};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Placement {
@@ -106,17 +106,22 @@ pub struct EvalArgs {
     pub engine: EngineArgs,
 }
 
-pub async fn run(args: EvalArgs) -> ExitCode {
-    let mut config = args.engine.engine_config();
-    // Offline measurement: a request's model work must not be dropped because the eval keeps
-    // many requests in flight on few cores (the service's deadline is about latency).
+/// The engine settings of every eval section. Offline measurement: a text's model work must
+/// not be dropped because the eval keeps many requests in flight on few cores (the service's
+/// deadline is about latency), nor turned away by the queue bounds that shed a flooding client:
+/// the eval is one client with every row in flight, and a shed row is judged by the fallback
+/// rules alone (389 of modsec_learn's 10,073 rows were, and which ones changed from run to run)
+/// or, in the model sections, fails the section.
+fn offline_config(engine: &EngineArgs) -> EngineConfig {
+    let mut config = engine.engine_config();
     config.scoring_deadline = config.scoring_deadline.max(Duration::from_secs(600));
-    // Nor turned away by the queue bounds that shed a flooding client: the eval is one client
-    // with every row in flight, and a shed row is judged by the fallback rules alone (389 of
-    // modsec_learn's 10,073 rows were, and which ones changed from run to run).
     config.batch.client_queue = config.batch.client_queue.max(1 << 20);
     config.batch.queue_capacity = config.batch.queue_capacity.max(1 << 20);
-    let engine = match Engine::new(config) {
+    config
+}
+
+pub async fn run(args: EvalArgs) -> ExitCode {
+    let engine = match Engine::new(offline_config(&args.engine)) {
         Ok(e) => Arc::new(e),
         Err(err) => {
             eprintln!("rampart eval: {err}");
@@ -148,7 +153,7 @@ pub async fn run(args: EvalArgs) -> ExitCode {
     drop(engine);
     if let Some(dir) = &args.pi_heldout {
         let prompt_args = prompt::PromptArgs { dir, show_fp: args.show_fp, show_fn: args.show_fn };
-        if let Err(err) = prompt::run(&prompt_args, &args.engine.engine_config()).await {
+        if let Err(err) = prompt::run(&prompt_args, &offline_config(&args.engine)).await {
             eprintln!("rampart eval: prompt-injection held-out: {err}");
             return ExitCode::FAILURE;
         }
@@ -156,7 +161,7 @@ pub async fn run(args: EvalArgs) -> ExitCode {
     if args.no_model_quality || args.no_pool {
         return if args.cascade { cascade_section(&args).await } else { ExitCode::SUCCESS };
     }
-    if let Err(err) = quality::run(&args.data, &args.engine.engine_config()).await {
+    if let Err(err) = quality::run(&args.data, &offline_config(&args.engine)).await {
         eprintln!("rampart eval: model quality: {err}");
         return ExitCode::FAILURE;
     }
@@ -164,7 +169,7 @@ pub async fn run(args: EvalArgs) -> ExitCode {
 }
 
 async fn cascade_section(args: &EvalArgs) -> ExitCode {
-    match cascade::run(&args.data, &args.engine.engine_config()).await {
+    match cascade::run(&args.data, &offline_config(&args.engine)).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("rampart eval: cascade: {err}");
@@ -234,4 +239,28 @@ async fn score_rows(engine: &Arc<Engine>, queries: Vec<scoring_query::ScoreQuery
         outcomes.extend(parts.into_iter().flat_map(|(_, o)| o));
     }
     outcomes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        engine: EngineArgs,
+    }
+
+    /// The model sections keep `IN_FLIGHT` calls of `CHUNK` texts queued as one client; with
+    /// the service's bounds (128 per client) every model-quality run failed with
+    /// "holds as much of this client's work as it may".
+    #[test]
+    fn model_sections_fit_in_the_offline_queue() {
+        let config = offline_config(&Cli::parse_from(["rampart-eval"]).engine);
+        let most_in_flight = (quality::CHUNK * quality::IN_FLIGHT).max(cascade::CHUNK * cascade::IN_FLIGHT);
+        assert!(config.batch.client_queue >= 64 * most_in_flight, "windows per text stay inside the lane");
+        assert!(config.batch.queue_capacity >= 64 * most_in_flight);
+        assert!(config.scoring_deadline >= Duration::from_secs(600));
+    }
 }

@@ -54,11 +54,6 @@ pub async fn run(args: &PromptArgs<'_>, config: &EngineConfig) -> Result<(), Str
         return Ok(());
     };
     let rows = load(&args.dir.join("heldout.jsonl"))?;
-    // Offline measurement: every text must be scored, none turned away by the per-client queue
-    // bound that protects the service from one flooding client.
-    let mut config = config.clone();
-    config.batch.client_queue = config.batch.client_queue.max(1 << 20);
-    let config = &config;
     let models = ModelSet::start(Some(models_dir), config);
     wait_ready(&models).await?;
     let analyser = RequestPath::new(config)?;
