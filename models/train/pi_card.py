@@ -20,6 +20,17 @@ def pct(x: float) -> str:
     return f"{100 * x:.2f}%"
 
 
+# What a run of that version changed (the runs are described in models/train/README.md).
+VERSION_NOTES = {
+    4: "; v4 continues v3's weights on two families v3 regressed on, each generated: prompt-extraction "
+       "requests composed from a grammar (`pi_extraction.py`) and benign role prompts with rule lists around "
+       "ShareGPT training-part messages (`pi_actas.py`), plus a replay sample of v3's data",
+    6: "; v6 trains from the base model on v3's data plus every ShareGPT training-part message "
+       "(`--sharegpt-sample 1.0`, v3 used a 13% hash sample of the messages without trigger words), with "
+       "only the embeddings and the bottom layer frozen (`--cache-bottom 1`)",
+}
+
+
 def card(m: dict, n_parity: int, w: dict, version: int | None = None) -> str:
     tr, cal = m["train"], m["calibration"]
     lines = [
@@ -30,10 +41,7 @@ def card(m: dict, n_parity: int, w: dict, version: int | None = None) -> str:
         "--pi-heldout` printed for this file. v3 adds real chat (ShareGPT), over-defence sentences per trigger "
         "word, indirect injections embedded in carriers, and hijack / extraction / fake-turn templates to v2's "
         "data (v2: jailbreakbench 83.6%)"
-        + ("; v4 continues v3's weights on two families v3 regressed on, each generated: prompt-extraction "
-           "requests composed from a grammar (`pi_extraction.py`) and benign role prompts with rule lists around "
-           "ShareGPT training-part messages (`pi_actas.py`), plus a replay sample of v3's data"
-           if (version or 0) >= 4 else "")
+        + VERSION_NOTES.get(version or 0, "")
         + "; the previous model's figures are in the baseline section below.",
         "",
         "## Use",

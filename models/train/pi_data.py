@@ -125,6 +125,6 @@ def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False,
               "benign": len(neg), "benign (over-defence templates)": len(od_train),
               "benign (generated role-play twins)": len(gen_roleplay),
               "benign (sharegpt train part, trigger-word messages x2 weight)": sum(1 for _, trig in sg if trig),
-              "benign (sharegpt train part, other, hash sample)": sum(1 for _, trig in sg if not trig),
+              "benign (sharegpt train part, other; --sharegpt-sample share by hash)": sum(1 for _, trig in sg if not trig),
               **{f"generated: {k}": v for k, v in gen_counts.items()}}
     return PiSplit(train, calib, test, overlap, counts, focus)
