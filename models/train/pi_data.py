@@ -17,6 +17,7 @@ from augment import gcg_augment
 from data import _drop_seen, _rows, dedupe, stable_frac
 from normalize import pi_prep
 from pi_augment import benign_roleplay, injections, overdefence, persuasion
+from pi_code import sql_statements
 from pi_heldout import V4_EXTRACTION, V4_ROLE_PROMPTS, build as heldout_build
 from pi_indirect import stable
 
@@ -56,7 +57,7 @@ class PiSplit:
 
 
 def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False,
-             sharegpt_sample: float = SHAREGPT_OTHER_SAMPLE) -> PiSplit:
+             sharegpt_sample: float = SHAREGPT_OTHER_SAMPLE, sql_benign: int = 0) -> PiSplit:
     def rows(name, label=None):
         return _rows(data_dir, name, label)
 
@@ -72,6 +73,8 @@ def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False,
     neg += od_train
     gen_roleplay = benign_roleplay(400, seed=13)
     neg += gen_roleplay
+    gen_sql = sql_statements(sql_benign, seed=21) if sql_benign else []
+    neg += gen_sql
     pos_set = set(pos)
     neg = [t for t in dedupe(neg) if t not in pos_set]
 
@@ -124,6 +127,7 @@ def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False,
               "attack (GCG-style suffixes, x2 weight)": len(gen_gcg),
               "benign": len(neg), "benign (over-defence templates)": len(od_train),
               "benign (generated role-play twins)": len(gen_roleplay),
+              **({"benign (generated SQL statements)": len(gen_sql)} if gen_sql else {}),
               "benign (sharegpt train part, trigger-word messages x2 weight)": sum(1 for _, trig in sg if trig),
               "benign (sharegpt train part, other; --sharegpt-sample share by hash)": sum(1 for _, trig in sg if not trig),
               **{f"generated: {k}": v for k, v in gen_counts.items()}}

@@ -147,6 +147,8 @@ def main():
     ap.add_argument("--sharegpt-sample", type=float, default=SHAREGPT_OTHER_SAMPLE,
                     help="share of the ShareGPT training part's messages without trigger words trained on as "
                          "benign (by hash; trigger-word messages are always in)")
+    ap.add_argument("--sql-benign", type=int, default=0,
+                    help="generated benign SQL statements (pi_code) added to the benign side")
     ap.add_argument("--version", type=int, default=3, help="model version written to model.json and the ONNX doc string")
     ap.add_argument("--init", default="", help="start from this saved state (a previous run's _build/state.pt) instead of the base")
     ap.add_argument("--reuse", action="store_true", help="skip training; load _build/state.pt from a previous run")
@@ -166,7 +168,8 @@ def main():
     tok_path = os.path.join(a.out, "tokenizer.json")
     shutil.copyfile(os.path.join(a.base, "tokenizer.json"), tok_path)
     win = Windowing(tok_path)
-    split = pi_split(a.data, v4_families=a.v4_families, sharegpt_sample=a.sharegpt_sample)
+    split = pi_split(a.data, v4_families=a.v4_families, sharegpt_sample=a.sharegpt_sample,
+                     sql_benign=a.sql_benign)
     examples = training_windows(win, split.train)
     all_windows = len(examples)
     if a.max_windows and len(examples) > a.max_windows:
