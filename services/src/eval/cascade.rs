@@ -23,8 +23,8 @@ use scoring::{EngineConfig, ScoreContext};
 use super::data::{load_source, sha1_prefix};
 
 const SHAREGPT_TEST: f64 = 0.4;
-/// Pieces per call and calls in flight: batches stay full, and 4 x 32 stays within one client's
-/// queue lane (RAMPART_MODEL_CLIENT_QUEUE, 128).
+/// Pieces per call and calls in flight: batches stay full; the section runs with the eval's
+/// offline queue bounds (`offline_config`), so the lane never refuses them.
 pub(super) const CHUNK: usize = 32;
 pub(super) const IN_FLIGHT: usize = 4;
 

@@ -121,7 +121,8 @@ fn offline_config(engine: &EngineArgs) -> EngineConfig {
 }
 
 pub async fn run(args: EvalArgs) -> ExitCode {
-    let engine = match Engine::new(offline_config(&args.engine)) {
+    let config = offline_config(&args.engine);
+    let engine = match Engine::new(config.clone()) {
         Ok(e) => Arc::new(e),
         Err(err) => {
             eprintln!("rampart eval: {err}");
@@ -153,23 +154,23 @@ pub async fn run(args: EvalArgs) -> ExitCode {
     drop(engine);
     if let Some(dir) = &args.pi_heldout {
         let prompt_args = prompt::PromptArgs { dir, show_fp: args.show_fp, show_fn: args.show_fn };
-        if let Err(err) = prompt::run(&prompt_args, &offline_config(&args.engine)).await {
+        if let Err(err) = prompt::run(&prompt_args, &config).await {
             eprintln!("rampart eval: prompt-injection held-out: {err}");
             return ExitCode::FAILURE;
         }
     }
     if args.no_model_quality || args.no_pool {
-        return if args.cascade { cascade_section(&args).await } else { ExitCode::SUCCESS };
+        return if args.cascade { cascade_section(&args, &config).await } else { ExitCode::SUCCESS };
     }
-    if let Err(err) = quality::run(&args.data, &offline_config(&args.engine)).await {
+    if let Err(err) = quality::run(&args.data, &config).await {
         eprintln!("rampart eval: model quality: {err}");
         return ExitCode::FAILURE;
     }
-    cascade_section(&args).await
+    cascade_section(&args, &config).await
 }
 
-async fn cascade_section(args: &EvalArgs) -> ExitCode {
-    match cascade::run(&args.data, &offline_config(&args.engine)).await {
+async fn cascade_section(args: &EvalArgs, config: &EngineConfig) -> ExitCode {
+    match cascade::run(&args.data, config).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("rampart eval: cascade: {err}");
