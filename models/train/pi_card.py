@@ -28,6 +28,17 @@ VERSION_NOTES = {
     6: "; v6 trains from the base model on v3's data plus every ShareGPT training-part message "
        "(`--sharegpt-sample 1.0`, v3 used a 13% hash sample of the messages without trigger words), with "
        "only the embeddings and the bottom layer frozen (`--cache-bottom 1`)",
+    8: "; v8 is v6's recipe with 16 more training carriers for indirect injection (markdown, YAML, RSS, "
+       "chat export, commit message, docstring, log line, PDF page, product listing, forum quote, search "
+       "results, transcript, resume, image alt text, ticket, API response) and more lead-ins, a quarter of "
+       "them bare, 1,500 pairs instead of 900 (`--carriers-v8`, `pi_indirect.py`); the held-out carriers "
+       "are unchanged",
+    9: "; v9 is v6's recipe plus two opt-in additions of training data: 16 more carriers for indirect "
+       "injection (markdown, YAML, RSS, chat export, commit message, docstring, log line, PDF page, product "
+       "listing, forum quote, search results, transcript, resume, image alt text, ticket, API response) and "
+       "more lead-ins, a quarter of them bare, 1,500 pairs instead of 900 (`--carriers-v8`, `pi_indirect.py`); "
+       "40 injections and 33 benign twins written in seven languages (`--translated-v9`, `pi_translated.py`). "
+       "The held-out carriers and translations are unchanged",
 }
 
 
@@ -87,7 +98,8 @@ def card(m: dict, n_parity: int, w: dict, version: int | None = None) -> str:
         "hash), awesome_chatgpt (50% by hash), websec_ext_cmdi benign English, over-defence training templates "
         "(3x weight), generated role-play twins of the persuasion attacks (same personas, harmless goals); "
         "ShareGPT user messages, training part (hash >= 0.5): every message with a trigger word (2x loss weight, "
-        "PIGuard's over-defence mitigation) and a 13% hash sample of the rest; over-defence sentences per trigger "
+        "PIGuard's over-defence mitigation) and the rest, all of it or a hash sample (`--sharegpt-sample`: 13% "
+        "up to v5, all from v6 on); over-defence sentences per trigger "
         "word (training templates, 2x weight, `pi_overdefence.py`); the indirect carriers without the instruction "
         "(benign twins) |",
         "| calibration (benign only) | ShareGPT (hash 0.4-0.5), self_instruct, awesome_chatgpt (other 25%) |",

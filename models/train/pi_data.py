@@ -19,7 +19,9 @@ from normalize import pi_prep
 from pi_augment import benign_roleplay, injections, overdefence, persuasion
 from pi_code import sql_statements
 from pi_heldout import V4_EXTRACTION, V4_ROLE_PROMPTS, build as heldout_build
+from pi_hijack import FRAMES, PRE
 from pi_indirect import stable
+from pi_translated import translated_train
 
 
 def dedupe_pairs(pairs):
@@ -57,7 +59,8 @@ class PiSplit:
 
 
 def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False,
-             sharegpt_sample: float = SHAREGPT_OTHER_SAMPLE, sql_benign: int = 0) -> PiSplit:
+             sharegpt_sample: float = SHAREGPT_OTHER_SAMPLE, sql_benign: int = 0,
+             carriers_v8: bool = False, translated_v9: bool = False) -> PiSplit:
     def rows(name, label=None):
         return _rows(data_dir, name, label)
 
@@ -88,7 +91,7 @@ def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False,
     train = ([(t, 1, 1.0) for t in attack] + [(t, 1, JAILBREAK_STYLE_WEIGHT) for t in jailbreak_style]
              + [(t, 0, 3.0 if t in od_set else 1.0) for t in neg])
     # v3 (issue 13): real chat, held-out-by-template generated families (pi_heldout)
-    held = heldout_build(data_dir)
+    held = heldout_build(data_dir, carriers_v8=carriers_v8)
     sg = [(pi_prep(t), trig) for t, trig in held.sharegpt_train
           if trig or stable(t, "sg-sample:") < sharegpt_sample]
     train += [(t, 0, TRIGGER_WEIGHT if trig else 1.0) for t, trig in dedupe_pairs(sg) if t not in pos_set]
@@ -103,6 +106,11 @@ def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False,
         if r["kind"] in (V4_EXTRACTION, V4_ROLE_PROMPTS):
             focus.add(text)
         gen_counts[r["kind"]] = gen_counts.get(r["kind"], 0) + 1
+    if translated_v9:  # opt-in: more attacks and benign twins in other languages (pi_translated)
+        for text, label in translated_train(FRAMES["train"], PRE["train"], per_sentence=3, seed=23):
+            train.append((pi_prep(text), label, 1.0))
+            kind = "translated v9 " + ("attacks" if label else "benign twins")
+            gen_counts[kind] = gen_counts.get(kind, 0) + 1
     train_texts = {t for t, _, _ in train}
 
     si = [pi_prep(r["text"]) for r in rows("benign_prompts_self_instruct")]

@@ -97,7 +97,10 @@ def _translated(split: str, seed: int) -> list[dict]:
     return out
 
 
-def build(data_dir: str, indirect_train: int = 900, indirect_test: int = 600, seed: int = 20261124) -> PiHeldout:
+def build(data_dir: str, indirect_train: int = 900, indirect_test: int = 600, seed: int = 20261124,
+          carriers_v8: bool = False) -> PiHeldout:
+    """`carriers_v8`: the training side's indirect items also use pi_indirect's v8 carriers and
+    lead-ins, 1,500 pairs instead of `indirect_train` (the held-out side is the same either way)."""
     sg_test, sg_calib, sg_train, excluded = _sharegpt(data_dir)
     test = list(sg_test)
     for r in trigger_sentences("test", per_template=6, seed=seed):
@@ -132,7 +135,8 @@ def build(data_dir: str, indirect_train: int = 900, indirect_test: int = 600, se
     gen = []
     for r in trigger_sentences("train", per_template=8, seed=seed + 10):
         gen.append({"text": r["text"], "label": 0, "kind": "over-defence templates"})
-    for r in embedded("train", by_side["train"], sg_train_texts, indirect_train, seed + 11):
+    for r in embedded("train", by_side["train"], sg_train_texts, 1500 if carriers_v8 else indirect_train,
+                      seed + 11, extra=carriers_v8):
         gen.append({"text": r["text"], "label": int(r["label"] == "attack"),
                     "kind": "indirect (train carriers)" if r["label"] == "attack" else "indirect twins"})
     for r in framed("train", 700, seed + 12):

@@ -21,7 +21,7 @@ pub fn inspect_fields(fields: &Fields, views: &Views, method: &str, hits: &mut H
     let mut decoded_line = String::new();
     let mut seen = Seen::default();
     for (idx, field) in fields.iter().enumerate() {
-        let place = place_of(field.kind);
+        let place = Place::from(field.kind);
         if field.kind == FieldKind::Overflow {
             for value in crate::overflow_lines::line_values(field.value) {
                 let mut input = Input {
@@ -67,7 +67,7 @@ pub fn inspect_fields(fields: &Fields, views: &Views, method: &str, hits: &mut H
         let Some(field) = fields.get(*idx) else { continue };
         let input = Input {
             text,
-            place: place_of(FieldKind::Base64),
+            place: Place::from(FieldKind::Base64),
             name: field.name,
             method,
             bytes: ByteSet::of(text),
@@ -162,22 +162,6 @@ fn keep(finding: &Finding, decoded: bool, field: usize, hits: &mut Hits) {
 /// Runs the checks without the memo: for texts that live only for one call.
 fn record(input: &Input<'_>, field: usize, hits: &mut Hits) {
     syntax::for_each_finding(input, |finding| keep(&finding, input.decoded, field, hits));
-}
-
-fn place_of(kind: FieldKind) -> Place {
-    match kind {
-        FieldKind::Path => Place::Path,
-        FieldKind::QueryName => Place::QueryName,
-        FieldKind::QueryValue => Place::QueryValue,
-        FieldKind::BodyKey => Place::BodyKey,
-        FieldKind::BodyValue => Place::BodyValue,
-        FieldKind::BodyRaw => Place::BodyRaw,
-        FieldKind::XmlDoctype => Place::XmlDoctype,
-        FieldKind::Header => Place::Header,
-        FieldKind::Cookie => Place::Cookie,
-        FieldKind::Base64 => Place::Base64,
-        FieldKind::Overflow => Place::Overflow,
-    }
 }
 
 #[cfg(test)]

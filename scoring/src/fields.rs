@@ -31,6 +31,27 @@ pub enum FieldKind {
     Overflow,
 }
 
+/// The syntax checks' name for the same place (kept as its own enum there so the `syntax` crate
+/// does not depend on the engine).
+impl From<FieldKind> for syntax::Place {
+    fn from(kind: FieldKind) -> Self {
+        use syntax::Place;
+        match kind {
+            FieldKind::Path => Place::Path,
+            FieldKind::QueryName => Place::QueryName,
+            FieldKind::QueryValue => Place::QueryValue,
+            FieldKind::BodyKey => Place::BodyKey,
+            FieldKind::BodyValue => Place::BodyValue,
+            FieldKind::BodyRaw => Place::BodyRaw,
+            FieldKind::XmlDoctype => Place::XmlDoctype,
+            FieldKind::Header => Place::Header,
+            FieldKind::Cookie => Place::Cookie,
+            FieldKind::Base64 => Place::Base64,
+            FieldKind::Overflow => Place::Overflow,
+        }
+    }
+}
+
 impl FieldKind {
     pub fn as_str(self) -> &'static str {
         match self {

@@ -16,7 +16,7 @@
 use std::hint::black_box;
 
 use rampart_benches::{form_1k, json_1k};
-use scoring::fields::{FieldKind, FieldLimits};
+use scoring::fields::FieldLimits;
 use scoring::patterns::{Hits, PatternStage};
 use scoring::request::parse_request;
 use scoring::views::{ViewKind, Views};
@@ -56,23 +56,6 @@ fn ns(mut f: impl FnMut()) -> f64 {
         best = best.min((cpu_ns() - start) as f64 / (ITERS / 2) as f64);
     }
     best
-}
-
-fn place_of(kind: FieldKind) -> syntax::Place {
-    use syntax::Place;
-    match kind {
-        FieldKind::Path => Place::Path,
-        FieldKind::QueryName => Place::QueryName,
-        FieldKind::QueryValue => Place::QueryValue,
-        FieldKind::BodyKey => Place::BodyKey,
-        FieldKind::BodyValue => Place::BodyValue,
-        FieldKind::BodyRaw => Place::BodyRaw,
-        FieldKind::XmlDoctype => Place::XmlDoctype,
-        FieldKind::Header => Place::Header,
-        FieldKind::Cookie => Place::Cookie,
-        FieldKind::Base64 => Place::Base64,
-        FieldKind::Overflow => Place::Overflow,
-    }
 }
 
 fn main() {
@@ -146,7 +129,7 @@ fn main() {
         let mut rows = Vec::new();
         for f in parsed.fields.iter() {
             let mut i = syntax::Input::new(f.value);
-            i.place = place_of(f.kind);
+            i.place = syntax::Place::from(f.kind);
             i.name = f.name;
             i.method = "POST";
             for (k, (check, trigger)) in syntax::checks().iter().zip(syntax::registry_triggers()).enumerate() {
@@ -204,13 +187,13 @@ fn main() {
         let mut staged = Vec::new();
         for (idx, f) in parsed.fields.iter().enumerate() {
             let mut input = syntax::Input::new(f.value);
-            input.place = place_of(f.kind);
+            input.place = syntax::Place::from(f.kind);
             input.name = f.name;
             input.method = "POST";
             staged.push(input);
             if let Some(Some(d)) = views.decoded_fields.get(idx) {
                 let mut input = syntax::Input::new(d);
-                input.place = place_of(f.kind);
+                input.place = syntax::Place::from(f.kind);
                 input.name = f.name;
                 input.method = "POST";
                 input.decoded = true;
