@@ -107,6 +107,13 @@ def _escape(text: str, kind: str) -> str:
     return text
 
 
+def fill(kind: str, carrier: str, body: str, inj: str) -> str:
+    """One carrier with its body and instruction slot filled, each escaped for the carrier's format."""
+    text = carrier.replace("{body}", _escape(body, kind)).replace("{inj}", _escape(inj, kind))
+    # JSON carriers are written with doubled braces for str.format habits; undo them
+    return text.replace("{{", "{").replace("}}", "}")
+
+
 def embedded(split: str, instructions: list[str], contexts: list[str], count: int, seed: int,
              extra: bool = False) -> list[dict]:
     """`count` (attack, benign twin) pairs of one side. `contexts`: real benign texts of the same
@@ -126,10 +133,7 @@ def embedded(split: str, instructions: list[str], contexts: list[str], count: in
         lead = rng.choice(leads)
         inst = rng.choice(instructions)
         inj = lead + inst + ("</instruction>" if lead == "<instruction>" else "")
-        attack = carrier.replace("{body}", _escape(body, kind)).replace("{inj}", _escape(inj, kind))
-        twin = carrier.replace("{body}", _escape(body, kind)).replace("{inj}", "")
-        # JSON carriers are written with doubled braces for str.format habits; undo them
-        attack, twin = attack.replace("{{", "{").replace("}}", "}"), twin.replace("{{", "{").replace("}}", "}")
+        attack, twin = fill(kind, carrier, body, inj), fill(kind, carrier, body, "")
         if attack in seen:
             continue
         seen.add(attack)

@@ -24,7 +24,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pi_indirect import CARRIERS, CARRIERS_V8_EXTRA, _escape  # noqa: E402
+from pi_indirect import CARRIERS, CARRIERS_V8_EXTRA, fill  # noqa: E402
 from pi_model import Windowing, ort_session, ort_text_scores  # noqa: E402
 
 REMARKS = [
@@ -48,8 +48,7 @@ def slot_texts(seed: int = 1) -> list[str]:
     out = []
     for kind, carrier in CARRIERS["train"] + CARRIERS["test"] + CARRIERS_V8_EXTRA:
         for remark in REMARKS:
-            text = carrier.replace("{body}", _escape(rng.choice(BODIES), kind)).replace("{inj}", _escape(remark, kind))
-            out.append(text.replace("{{", "{").replace("}}", "}"))
+            out.append(fill(kind, carrier, rng.choice(BODIES), remark))
     return out
 
 
