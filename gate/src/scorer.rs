@@ -21,6 +21,7 @@ use scoring::exclusion::ScoringScope;
 use scoring::model::ModelError;
 use scoring::{Engine, ScoreContext, ScoreInput};
 
+pub mod offload;
 pub mod pool;
 
 pub use pool::InferenceUrls;
@@ -144,8 +145,24 @@ impl InProcessScorer {
 
 /// Scores `query` with the engine in this process, under a policy scope's engine settings
 /// (sensitivity, detectors off, exclusions) when one is given. No deadline is named: the
-/// engine's own (WAF_SCORING_DEADLINE_MS) applies.
-pub async fn score_in_process(engine: &Engine, query: &ScoreQuery, scope: Option<Arc<ScoringScope>>) -> Verdict {
+/// engine's own (WAF_SCORING_DEADLINE_MS) applies. A large query on a per-core proxy thread
+/// is scored on the shared runtime instead ([`offload`]); the verdict is the same.
+pub async fn score_in_process(engine: &Arc<Engine>, query: &ScoreQuery, scope: Option<Arc<ScoringScope>>) -> Verdict {
+    if let Some(shared) = offload::target(query.request_text.len()) {
+        let (owned_engine, owned_query, owned_scope) = (engine.clone(), query.clone(), scope.clone());
+        let task = shared.spawn(async move { score_here(&owned_engine, &owned_query, owned_scope).await });
+        match offload::AbortOnDrop(task).await_result().await {
+            Ok(verdict) => return verdict,
+            // Scoring panicked: the same unwind as inline scoring would have been.
+            Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
+            // The shared runtime is shutting down: score here rather than lose the verdict.
+            Err(_) => {}
+        }
+    }
+    score_here(engine, query, scope).await
+}
+
+async fn score_here(engine: &Engine, query: &ScoreQuery, scope: Option<Arc<ScoringScope>>) -> Verdict {
     let input = ScoreInput { request_text: &query.request_text, headers: &query.headers };
     let mut context = ScoreContext::new(query.client.clone(), None);
     context.scope = scope;
@@ -385,5 +402,31 @@ mod tests {
     fn request_text_follows_the_spec() {
         assert_eq!(compose_request_text("POST", "/login", "next=%2Fhome", b"user=o'brien"), "POST /login?next=%2Fhome\nuser=o'brien");
         assert_eq!(compose_request_text("GET", "/", "", b""), "GET /\n");
+    }
+
+    /// A per-core thread hands a large query to the shared runtime: its first poll comes
+    /// back pending (the engine has no models, so inline scoring would finish in that poll),
+    /// and the verdict is the one inline scoring gives.
+    #[test]
+    fn a_large_query_on_a_core_thread_is_scored_on_the_shared_runtime_with_the_same_verdict() {
+        let engine = Arc::new(Engine::new(scoring::EngineConfig { models_dir: None, ..Default::default() }).expect("engine starts"));
+        let filler = "note=the+parcel+arrives+on+tuesday+morning&".repeat(offload::OFFLOAD_MIN_BYTES / 40);
+        let query =
+            |body: &str| ScoreQuery { request_text: compose_request_text("POST", "/orders", "", body.as_bytes()), ..Default::default() };
+        let (clean, attack) = (query(&filler), query(&format!("{filler}id=1' UNION SELECT password FROM users--")));
+        let shared = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let core = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let inline: Vec<Verdict> = [&clean, &attack].iter().map(|q| core.block_on(score_in_process(&engine, q, None))).collect();
+        assert!(inline[1].score > inline[0].score && inline[1].detector == "sqli", "the attack is seen: {:?}", inline[1]);
+        offload::offload_to(shared.handle().clone());
+        for (q, expected) in [&clean, &attack].into_iter().zip(&inline) {
+            let offloaded = core.block_on(async {
+                let mut scoring = std::pin::pin!(score_in_process(&engine, q, None));
+                let first_poll_ready = tokio::select! { biased; _ = &mut scoring => true, _ = std::future::ready(()) => false };
+                assert!(!first_poll_ready, "a {}-byte query was scored inline", q.request_text.len());
+                scoring.await
+            });
+            assert_eq!(&offloaded, expected);
+        }
     }
 }

@@ -324,9 +324,11 @@ impl Engine {
         let mut texts: Vec<String> = Vec::new();
         // For each text, the index into `candidates` it came from.
         let mut origin: Vec<usize> = Vec::new();
+        // Which texts are break-out windows (they count only when the model is sure).
+        let mut breakout: Vec<bool> = Vec::new();
         let mut budget_hit = false;
         'fields: for (ci, candidate) in candidates.iter().enumerate() {
-            for piece in self.model_pieces(fields, candidate, detector, window) {
+            for (piece, is_breakout) in self.model_pieces(fields, candidate, detector, window, &mut budget_hit) {
                 if texts.len() == budget {
                     budget_hit = true;
                     break 'fields;
@@ -334,9 +336,15 @@ impl Engine {
                 // After cutting: an Overflow chunk is cut at its line breaks first.
                 texts.push(if detector == SQLI { sql_spaces(piece) } else { piece.to_string() });
                 origin.push(ci);
+                breakout.push(is_breakout);
             }
         }
-        let scores = self.models.score_many_with(detector, texts, context).await?;
+        let mut scores = self.models.score_many_with(detector, texts, context).await?;
+        for (score, _) in
+            scores.iter_mut().zip(&breakout).filter(|(score, is_breakout)| **is_breakout && **score < crate::sql_breakouts::MIN_SCORE)
+        {
+            *score = 0.0;
+        }
         let (best_idx, best) = scores.iter().enumerate().fold((0, 0.0f32), |(bi, b), (i, &s)| if s > b { (i, s) } else { (bi, b) });
         let decoded = candidates.get(origin.get(best_idx).copied().unwrap_or(0)).is_some_and(|c| c.decoded);
         let slug = DETECTORS[detector].slug;
@@ -389,9 +397,41 @@ impl Engine {
         }
     }
 
-    /// The pieces a model reads of one text: an Overflow chunk goes to the SQLi model line by
-    /// line, only the lines its gate selects (`overflow_lines`); anything else in windows.
-    fn model_pieces<'t>(&self, fields: &Fields, candidate: &'t ModelText, detector: DetectorId, window: Window) -> Vec<&'t str> {
+    /// The pieces a model reads of one text ([`Self::field_pieces`]) and, for the SQLi model,
+    /// the string break-outs inside them (`sql_breakouts`: prose in front of a quote dilutes
+    /// the injection after it), each flagged `true`. `cut` is set when a text had more
+    /// break-outs than are read.
+    fn model_pieces<'t>(
+        &self,
+        fields: &Fields,
+        candidate: &'t ModelText,
+        detector: DetectorId,
+        window: Window,
+        cut: &mut bool,
+    ) -> Vec<(&'t str, bool)> {
+        let pieces = self.field_pieces(fields, candidate, detector, window);
+        let mut out: Vec<(&str, bool)> = pieces.iter().map(|&piece| (piece, false)).collect();
+        // Header and cookie values have their own tails (`header_tails`).
+        let header = fields.get(candidate.field).is_some_and(|field| matches!(field.kind, FieldKind::Header | FieldKind::Cookie));
+        if detector == SQLI && !candidate.base64 && !header {
+            let patterns = self.patterns.load();
+            for &piece in &pieces {
+                let (breakouts, unread) = crate::sql_breakouts::breakout_windows(piece, |w| patterns.gates_breakout(SQLI, w));
+                *cut |= unread;
+                for breakout in breakouts {
+                    if !out.iter().any(|&(text, _)| text == breakout) {
+                        out.push((breakout, true));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The pieces of one text: an Overflow chunk goes to the SQLi model line by line, only
+    /// the lines its gate selects (`overflow_lines`); anything else in windows, plus a
+    /// header's tails and a path's segments for the SQLi model.
+    fn field_pieces<'t>(&self, fields: &Fields, candidate: &'t ModelText, detector: DetectorId, window: Window) -> Vec<&'t str> {
         let text = candidate.text.as_str();
         if candidate.base64 {
             return windows(text, window);

@@ -22,6 +22,7 @@ pub mod prompt_fields;
 pub mod prose;
 pub mod request;
 pub mod request_checks;
+pub mod sql_breakouts;
 pub mod transport;
 pub mod verdict;
 pub mod views;

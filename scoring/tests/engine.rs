@@ -164,6 +164,42 @@ async fn sqli_after_the_field_cap_is_not_diluted_by_padding_or_headers() {
     assert!(benign.score <= 0.5 && benign.partial.is_empty(), "{benign:?}");
 }
 
+/// A value the application quotes may hold any text before its break-out: prose in front of
+/// `' UNION SELECT …` once took the SQLi model's score from 0.998 to 0.04 (63 bytes of it),
+/// in a form field, a JSON string or a body sent without a Content-Type. The model also reads
+/// the window from each quote on (`sql_breakouts`), so the padding buys nothing; prose and
+/// pasted code with quotes in them stay below the bar windows must clear.
+#[tokio::test]
+async fn prose_in_front_of_a_string_break_out_does_not_dilute_it() {
+    let engine = engine_with_models();
+    let prose = "The kettle is sturdy and it arrived two days early, support answered within an hour. ";
+    let injection = "' UNION SELECT username, password FROM users-- ";
+    let form = vec![("content-type".to_string(), "application/x-www-form-urlencoded".to_string())];
+    let json = vec![("content-type".to_string(), "application/json".to_string())];
+    let value = format!("{prose}{injection}{prose}");
+    let encoded: String =
+        value.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
+    let cases = [
+        (format!("POST /reviews\nid=7&comment={encoded}"), &form),
+        (format!("POST /reviews\n{}", serde_json::json!({ "id": 7, "comment": value })), &json),
+        (format!("POST /reviews\nid=7&comment={value}"), &vec![]),
+    ];
+    for (text, headers) in &cases {
+        let verdict = engine.score_all(&ScoreInput { request_text: text, headers }).await;
+        assert_eq!(verdict.detector, "sqli", "{text}: {verdict:?}");
+        assert!(verdict.score > engine.threshold(), "{text}: {verdict:?}");
+    }
+    let benign = [
+        "I said \"select the blue one\" and she said 'or the red one' - then we ordered both, union rules apply",
+        "Run `SELECT name FROM users WHERE id = 'abc'` and tell me why it returns nothing for O'Brien",
+    ];
+    for message in benign {
+        let text = format!("POST /chat\n{}", serde_json::json!({ "message": message }));
+        let verdict = engine.score_all(&ScoreInput { request_text: &text, headers: &json }).await;
+        assert!(verdict.breakdown.get(SQLI) <= engine.threshold(), "{message}: {verdict:?}");
+    }
+}
+
 /// Code detectors read an Overflow chunk line by line: a JavaScript sink after 1,100 padding
 /// fields is found by the same check, at the same level, as it would be alone (read whole,
 /// the chunk is long multi-line text, which the checks treat as pasted source).

@@ -395,9 +395,10 @@ pub struct ProxyOptions {
     #[arg(long = "ws-max-message", env = "WAF_WS_MAX_MESSAGE", value_name = "WAF_WS_MAX_MESSAGE", default_value = "1048576", value_parser = clap::value_parser!(u64).range(1..=(64 << 20)))]
     pub ws_max_message: u64,
     /// How the proxy's listener is served: `per-core` (one single-threaded runtime per core,
-    /// SO_REUSEPORT listeners, no cross-core hand-off) or `work-stealing` (one shared
-    /// multi-threaded runtime). docs/BENCH-PROXY.md has the figures behind the default.
-    #[arg(long = "runtime", env = "WAF_RUNTIME", value_name = "WAF_RUNTIME", value_enum, default_value = "work-stealing")]
+    /// SO_REUSEPORT listeners, no cross-core hand-off; queries of 64 KiB or more are scored on
+    /// the shared runtime) or `work-stealing` (one shared multi-threaded runtime).
+    /// docs/BENCH-PROXY.md has the figures behind the default.
+    #[arg(long = "runtime", env = "WAF_RUNTIME", value_name = "WAF_RUNTIME", value_enum, default_value = "per-core")]
     pub runtime: ProxyRuntime,
 }
 

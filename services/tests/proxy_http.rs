@@ -446,3 +446,25 @@ async fn each_event_carries_a_request_id_that_its_audit_line_repeats() {
     assert_eq!(lines[1]["path"], events[1]["path"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Under the default per-core runtime a body of 64 KiB or more is scored on the shared
+/// runtime (`gate::scorer::offload`; the test's runtime is multi-threaded, as the binary's
+/// is), and the verdict is the one inline scoring gives: the injection in the last of
+/// 7,000 fields is killed, the same body without it is forwarded whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_bodies_are_judged_under_the_per_core_runtime() {
+    let app = upstream().await;
+    let proxy = start_proxy(app.addr, &["--mode", "active", "--kill-response", "forbidden"]);
+    let padding = "item=4711&".repeat(7000);
+    let form = |last: &str| {
+        let mut req = request(Method::POST, "/orders", &format!("{padding}{last}"));
+        req.headers_mut().insert("content-type", "application/x-www-form-urlencoded".parse().unwrap());
+        req
+    };
+    assert_eq!(send(proxy.addr, form("id=7")).await.status, 200);
+    assert_eq!(app.last().body.len(), padding.len() + 4, "forwarded whole");
+    let reply = send(proxy.addr, form("id=1%27%20union%20select%20password%20from%20users--")).await;
+    assert_eq!(reply.status, 403);
+    let events = send(proxy.addr, get("/api/events/recent")).await.json();
+    assert!(events[1]["reason"].as_str().unwrap().starts_with("sqli:"), "{}", events[1]);
+}

@@ -36,6 +36,7 @@ mod shell_windows;
 mod smuggled_request;
 mod sqli_bypass;
 mod sqli_header;
+mod sqli_padded;
 mod ssi;
 pub mod xss_html;
 pub mod xss_js;
@@ -76,6 +77,7 @@ static FAMILIES: &[&dyn Family] = &[
     &redteam_nosqli::RedteamNosqli,
     &redteam_ldap::RedteamLdap,
     &redteam_xpath::RedteamXpath,
+    &sqli_padded::SqliPadded,
 ];
 
 pub fn families() -> &'static [&'static dyn Family] {

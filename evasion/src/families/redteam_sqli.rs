@@ -71,7 +71,7 @@ fn literal(rng: &mut Rng, word: &str) -> (String, &'static str) {
 
 /// The injected statement fragment (after the context opener, before the terminator) and the
 /// technique's name.
-fn technique(rng: &mut Rng) -> (String, &'static str, &'static str) {
+pub(super) fn technique(rng: &mut Rng) -> (String, &'static str, &'static str) {
     let cols = rng.range(1, 8);
     let nulls = |k: usize| vec!["null"; k].join(",");
     let delay = rng.range(3, 15);
@@ -179,7 +179,7 @@ fn order_by(rng: &mut Rng) -> (String, &'static str) {
 }
 
 /// Spaces written as something a SQL parser also reads as a separator.
-fn obfuscate(rng: &mut Rng, text: &str) -> (String, &'static str) {
+pub(super) fn obfuscate(rng: &mut Rng, text: &str) -> (String, &'static str) {
     match rng.below(8) {
         0 => (text.replace(' ', "/**/"), "comment-space"),
         1 => {

@@ -362,6 +362,16 @@ impl PatternStage {
     /// Whether a gate rule of `detector` matches somewhere in `text` (one field's text, not
     /// a view): picks the lines of an Overflow chunk worth a model call.
     pub fn gates(&self, detector: DetectorId, text: &str) -> bool {
+        self.gates_by(detector, text, |_| true)
+    }
+
+    /// Whether a gate rule of `detector` that selects break-out windows matches in `text`
+    /// (a window of `sql_breakouts`).
+    pub fn gates_breakout(&self, detector: DetectorId, text: &str) -> bool {
+        self.gates_by(detector, text, |rule| rule.selects_breakouts)
+    }
+
+    fn gates_by(&self, detector: DetectorId, text: &str, counts: impl Fn(&Rule) -> bool) -> bool {
         if text.is_empty() {
             return false;
         }
@@ -370,7 +380,7 @@ impl PatternStage {
         // Prefiltered gate rules whose cheap part matched: the whole rule decides, after.
         let mut to_confirm: Vec<usize> = Vec::new();
         let rules = &self.rules;
-        let is_gate = |id: u32| rules.get(id as usize).is_some_and(|r| r.role == RuleRole::Gate && r.detector == detector);
+        let is_gate = |id: u32| rules.get(id as usize).is_some_and(|r| r.role == RuleRole::Gate && r.detector == detector && counts(r));
         let bytes = ByteSet::of(text);
         for guarded in self.dbs.iter().filter(|d| d.wanted(&bytes)) {
             let _ = guarded.db.scan(text.as_bytes(), &scratch.hs, |id: u32, _from: u64, _to: u64, _flags: u32| {
@@ -459,6 +469,7 @@ mod tests {
             prose_level: None,
             prefilter: None,
             reason: format!("{slug}:{id}"),
+            selects_breakouts: true,
         }
     }
 

@@ -58,10 +58,14 @@ pub fn spawn(cores: PerCore) -> Result<Running, StartError> {
             tokio::net::TcpListener::from_std(listener).map_err(|source| StartError::Net(net::NetError::Bind { addr, source }))?
         };
         let (tls, gate, mut stop) = (cores.tls.clone(), cores.gate.clone(), stop_rx.clone());
+        // Large queries are scored on the shared runtime, so one 1 MiB body does not stall
+        // this core's other connections for the tens of milliseconds it takes to score.
+        let shared = tokio::runtime::Handle::current();
         let handler = move |req, conn| proxy.clone().handle(req, conn);
         let thread = std::thread::Builder::new()
             .name(format!("rampart-core-{i}"))
             .spawn(move || {
+                gate::scorer::offload::offload_to(shared);
                 // The stop signal, or its sender gone (the handle dropped): stop either way.
                 let shutdown = async move {
                     let _ = stop.wait_for(|stopped| *stopped).await;
