@@ -411,13 +411,17 @@ mod tests {
     fn a_large_query_on_a_core_thread_is_scored_on_the_shared_runtime_with_the_same_verdict() {
         let engine = Arc::new(Engine::new(scoring::EngineConfig { models_dir: None, ..Default::default() }).expect("engine starts"));
         let filler = "note=the+parcel+arrives+on+tuesday+morning&".repeat(offload::OFFLOAD_MIN_BYTES / 40);
-        let query =
-            |body: &str| ScoreQuery { request_text: compose_request_text("POST", "/orders", "", body.as_bytes()), ..Default::default() };
-        let (clean, attack) = (query(&filler), query(&format!("{filler}id=1' UNION SELECT password FROM users--")));
+        let form = vec![("content-type".to_string(), "application/x-www-form-urlencoded".to_string())];
+        let query = |body: &str| ScoreQuery {
+            request_text: compose_request_text("POST", "/orders", "", body.as_bytes()),
+            headers: form.clone(),
+            ..Default::default()
+        };
+        let (clean, attack) = (query(&filler), query(&format!("{filler}q=<script>alert(document.cookie)</script>")));
         let shared = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let core = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let inline: Vec<Verdict> = [&clean, &attack].iter().map(|q| core.block_on(score_in_process(&engine, q, None))).collect();
-        assert!(inline[1].score > inline[0].score && inline[1].detector == "sqli", "the attack is seen: {:?}", inline[1]);
+        assert!(inline[1].score > inline[0].score && inline[1].detector == "xss", "the attack is seen: {:?}", inline[1]);
         offload::offload_to(shared.handle().clone());
         for (q, expected) in [&clean, &attack].into_iter().zip(&inline) {
             let offloaded = core.block_on(async {
