@@ -324,11 +324,11 @@ impl Engine {
         let mut texts: Vec<String> = Vec::new();
         // For each text, the index into `candidates` it came from.
         let mut origin: Vec<usize> = Vec::new();
-        // Which texts are break-out windows (they count only when the model is sure).
-        let mut breakout: Vec<bool> = Vec::new();
+        // The score each text must reach to count (break-out windows: `sql_breakouts`).
+        let mut min_scores: Vec<f32> = Vec::new();
         let mut budget_hit = false;
         'fields: for (ci, candidate) in candidates.iter().enumerate() {
-            for (piece, is_breakout) in self.model_pieces(fields, candidate, detector, window, &mut budget_hit) {
+            for (piece, min_score) in self.model_pieces(fields, candidate, detector, window, &mut budget_hit) {
                 if texts.len() == budget {
                     budget_hit = true;
                     break 'fields;
@@ -336,13 +336,11 @@ impl Engine {
                 // After cutting: an Overflow chunk is cut at its line breaks first.
                 texts.push(if detector == SQLI { sql_spaces(piece) } else { piece.to_string() });
                 origin.push(ci);
-                breakout.push(is_breakout);
+                min_scores.push(min_score);
             }
         }
         let mut scores = self.models.score_many_with(detector, texts, context).await?;
-        for (score, _) in
-            scores.iter_mut().zip(&breakout).filter(|(score, is_breakout)| **is_breakout && **score < crate::sql_breakouts::MIN_SCORE)
-        {
+        for (score, _) in scores.iter_mut().zip(&min_scores).filter(|(score, min_score)| **score < **min_score) {
             *score = 0.0;
         }
         let (best_idx, best) = scores.iter().enumerate().fold((0, 0.0f32), |(bi, b), (i, &s)| if s > b { (i, s) } else { (bi, b) });
@@ -399,8 +397,8 @@ impl Engine {
 
     /// The pieces a model reads of one text ([`Self::field_pieces`]) and, for the SQLi model,
     /// the string break-outs inside them (`sql_breakouts`: prose in front of a quote dilutes
-    /// the injection after it), each flagged `true`. `cut` is set when a text had more
-    /// break-outs than are read.
+    /// the injection after it), each with the score it must reach to count (0 for the
+    /// others). `cut` is set when a text had more break-outs than are read.
     fn model_pieces<'t>(
         &self,
         fields: &Fields,
@@ -408,9 +406,9 @@ impl Engine {
         detector: DetectorId,
         window: Window,
         cut: &mut bool,
-    ) -> Vec<(&'t str, bool)> {
+    ) -> Vec<(&'t str, f32)> {
         let pieces = self.field_pieces(fields, candidate, detector, window);
-        let mut out: Vec<(&str, bool)> = pieces.iter().map(|&piece| (piece, false)).collect();
+        let mut out: Vec<(&str, f32)> = pieces.iter().map(|&piece| (piece, 0.0)).collect();
         // Header and cookie values have their own tails (`header_tails`).
         let header = fields.get(candidate.field).is_some_and(|field| matches!(field.kind, FieldKind::Header | FieldKind::Cookie));
         if detector == SQLI && !candidate.base64 && !header {
@@ -420,7 +418,7 @@ impl Engine {
                 *cut |= unread;
                 for breakout in breakouts {
                     if !out.iter().any(|&(text, _)| text == breakout) {
-                        out.push((breakout, true));
+                        out.push((breakout, crate::sql_breakouts::min_score(piece, breakout)));
                     }
                 }
             }

@@ -10,12 +10,29 @@
 //! with the number, so anything in front of it breaks the query, and the whole value is
 //! already read from its start.
 
-/// The SQLi model's score from which a break-out window counts; below it the window adds
-/// nothing. The model's 0.5 is calibrated on whole values; a window is cut to start at a
-/// quote followed by SQL-looking text, which pasted code and SQL in a chat message also are
-/// (`"id" INT GENERATED …`, `$_POST['username'] ) && isset(`): those windows scored 0.63 to
-/// 0.94 on real chat messages, padded injections 0.99 and above.
+/// The SQLi model's score from which a break-out window inside its text counts; below it the
+/// window adds nothing. The model's 0.5 is calibrated on whole values; a window is cut to
+/// start at a quote followed by SQL-looking text, which pasted code and SQL in a chat message
+/// also are (`"id" INT GENERATED …`, `$_POST['username'] ) && isset(`): those windows scored
+/// 0.63 to 0.94 on real chat messages, most padded injections 0.99 and above.
 pub const MIN_SCORE: f32 = 0.95;
+
+/// The bar for a window that runs to the end of its text: the injection's usual place, the
+/// break-out and nothing after it (or only what the SQL reading left of a comment). Pasted
+/// code and SQL put their windows mid-text. Some break-outs score 0.89–0.94 even alone
+/// (`"; create table …`); 0.85 catches them, where the model's own 0.5 tripled the pool's
+/// benign SQL statements flagged by windows (rules.md has the three settings measured).
+pub const TAIL_MIN_SCORE: f32 = 0.85;
+
+/// The score `window` (cut from `text` by [`breakout_windows`]) must reach to count.
+pub fn min_score(text: &str, window: &str) -> f32 {
+    let ends_together = window.as_ptr() as usize + window.len() == text.as_ptr() as usize + text.len();
+    if ends_together {
+        TAIL_MIN_SCORE
+    } else {
+        MIN_SCORE
+    }
+}
 
 /// Bytes a window reads from its quote: a UNION or stacked payload with its comment fits
 /// (`' UNION SELECT NULL,concat(user,0x3a,password) FROM users--` is 61), and prose padded
@@ -89,6 +106,18 @@ mod tests {
         assert!(!cut);
         assert!(breakout_windows("' UNION SELECT password FROM users--", sql_like).0.is_empty(), "nothing in front: read whole already");
         assert!(breakout_windows("it's the customer's order, isn't it", sql_like).0.is_empty(), "quotes the gate does not select");
+    }
+
+    #[test]
+    fn a_window_that_ends_its_text_clears_the_model_bar_others_a_higher_one() {
+        let tail = "Great product, I would buy it again' UNION SELECT 1--";
+        let (windows, _) = breakout_windows(tail, sql_like);
+        assert_eq!(min_score(tail, windows[0]), TAIL_MIN_SCORE);
+        let inner = format!("see this' UNION SELECT 1 FROM t WHERE {}", "x = 1 AND ".repeat(20));
+        let (windows, _) = breakout_windows(&inner, sql_like);
+        assert_eq!(min_score(&inner, windows[0]), MIN_SCORE, "cut at 96 bytes, mid-text");
+        let copy = tail.to_string();
+        assert_eq!(min_score(tail, &copy[copy.len() - 10..]), MIN_SCORE, "the same bytes elsewhere do not end this text");
     }
 
     #[test]
