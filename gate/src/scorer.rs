@@ -405,8 +405,9 @@ mod tests {
     }
 
     /// A per-core thread hands a large query to the shared runtime: its first poll comes
-    /// back pending (the engine has no models, so inline scoring would finish in that poll),
-    /// and the verdict is the one inline scoring gives.
+    /// back pending (the engine has no models, so inline scoring would finish in that poll,
+    /// and the shared worker is held busy until then), and the verdict is the one inline
+    /// scoring gives.
     #[test]
     fn a_large_query_on_a_core_thread_is_scored_on_the_shared_runtime_with_the_same_verdict() {
         let engine = Arc::new(Engine::new(scoring::EngineConfig { models_dir: None, ..Default::default() }).expect("engine starts"));
@@ -424,10 +425,20 @@ mod tests {
         assert!(inline[1].score > inline[0].score && inline[1].detector == "xss", "the attack is seen: {:?}", inline[1]);
         offload::offload_to(shared.handle().clone());
         for (q, expected) in [&clean, &attack].into_iter().zip(&inline) {
+            // The shared runtime's one worker is held until the first poll is seen, so the
+            // handed-off task cannot finish first, however the threads are scheduled.
+            let (started, wait_started) = std::sync::mpsc::channel::<()>();
+            let (release, held) = std::sync::mpsc::channel::<()>();
+            shared.spawn(async move {
+                let _ = started.send(());
+                let _ = held.recv();
+            });
+            wait_started.recv().unwrap();
             let offloaded = core.block_on(async {
                 let mut scoring = std::pin::pin!(score_in_process(&engine, q, None));
                 let first_poll_ready = tokio::select! { biased; _ = &mut scoring => true, _ = std::future::ready(()) => false };
                 assert!(!first_poll_ready, "a {}-byte query was scored inline", q.request_text.len());
+                release.send(()).unwrap();
                 scoring.await
             });
             assert_eq!(&offloaded, expected);
