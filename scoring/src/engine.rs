@@ -417,8 +417,8 @@ impl Engine {
                 let (breakouts, unread) = crate::sql_breakouts::breakout_windows(piece, |w| patterns.gates_breakout(SQLI, w));
                 *cut |= unread;
                 for breakout in breakouts {
-                    if !out.iter().any(|&(text, _)| text == breakout) {
-                        out.push((breakout, crate::sql_breakouts::min_score(piece, breakout)));
+                    if !out.iter().any(|&(text, _)| text == breakout.text) {
+                        out.push((breakout.text, breakout.min_score));
                     }
                 }
             }

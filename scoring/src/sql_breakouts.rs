@@ -24,14 +24,12 @@ pub const MIN_SCORE: f32 = 0.95;
 /// benign SQL statements flagged by windows (rules.md has the three settings measured).
 pub const TAIL_MIN_SCORE: f32 = 0.85;
 
-/// The score `window` (cut from `text` by [`breakout_windows`]) must reach to count.
-pub fn min_score(text: &str, window: &str) -> f32 {
-    let ends_together = window.as_ptr() as usize + window.len() == text.as_ptr() as usize + text.len();
-    if ends_together {
-        TAIL_MIN_SCORE
-    } else {
-        MIN_SCORE
-    }
+/// One window the SQLi model reads, and the score it must reach to count: [`TAIL_MIN_SCORE`]
+/// when it runs to the end of its text, [`MIN_SCORE`] otherwise.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Breakout<'t> {
+    pub text: &'t str,
+    pub min_score: f32,
 }
 
 /// Bytes a window reads from its quote: a UNION or stacked payload with its comment fits
@@ -57,7 +55,7 @@ const MAX_QUOTES: usize = 256;
 /// least [`MIN_PREFIX_BYTES`], [`WINDOW_BYTES`] long (less at the end of the text) and
 /// selected by `gated` (the SQLi gate rules, as for a whole field). The flag is true when
 /// some quote was left uninspected or some gated window unread (more than the bounds above).
-pub fn breakout_windows(text: &str, gated: impl Fn(&str) -> bool) -> (Vec<&str>, bool) {
+pub fn breakout_windows(text: &str, gated: impl Fn(&str) -> bool) -> (Vec<Breakout<'_>>, bool) {
     let bytes = text.as_bytes();
     let mut windows = Vec::new();
     let mut last_start: Option<usize> = None;
@@ -83,7 +81,8 @@ pub fn breakout_windows(text: &str, gated: impl Fn(&str) -> bool) -> (Vec<&str>,
             if windows.len() == MAX_WINDOWS {
                 return (windows, true);
             }
-            windows.push(window);
+            let min_score = if end == bytes.len() { TAIL_MIN_SCORE } else { MIN_SCORE };
+            windows.push(Breakout { text: window, min_score });
             last_start = Some(at);
         }
     }
@@ -94,6 +93,10 @@ pub fn breakout_windows(text: &str, gated: impl Fn(&str) -> bool) -> (Vec<&str>,
 mod tests {
     use super::*;
 
+    fn texts<'t>(windows: &[Breakout<'t>]) -> Vec<&'t str> {
+        windows.iter().map(|w| w.text).collect()
+    }
+
     fn sql_like(window: &str) -> bool {
         window.to_ascii_lowercase().contains("union") || window.contains("OR 1")
     }
@@ -102,7 +105,7 @@ mod tests {
     fn the_break_out_is_read_without_the_prose_in_front_of_it() {
         let value = "Great product, I love it and would buy it again for my family' UNION SELECT password FROM users--";
         let (windows, cut) = breakout_windows(value, sql_like);
-        assert_eq!(windows, ["' UNION SELECT password FROM users--"]);
+        assert_eq!(texts(&windows), ["' UNION SELECT password FROM users--"]);
         assert!(!cut);
         assert!(breakout_windows("' UNION SELECT password FROM users--", sql_like).0.is_empty(), "nothing in front: read whole already");
         assert!(breakout_windows("it's the customer's order, isn't it", sql_like).0.is_empty(), "quotes the gate does not select");
@@ -112,12 +115,10 @@ mod tests {
     fn a_window_that_ends_its_text_clears_the_model_bar_others_a_higher_one() {
         let tail = "Great product, I would buy it again' UNION SELECT 1--";
         let (windows, _) = breakout_windows(tail, sql_like);
-        assert_eq!(min_score(tail, windows[0]), TAIL_MIN_SCORE);
+        assert_eq!(windows[0].min_score, TAIL_MIN_SCORE);
         let inner = format!("see this' UNION SELECT 1 FROM t WHERE {}", "x = 1 AND ".repeat(20));
         let (windows, _) = breakout_windows(&inner, sql_like);
-        assert_eq!(min_score(&inner, windows[0]), MIN_SCORE, "cut at 96 bytes, mid-text");
-        let copy = tail.to_string();
-        assert_eq!(min_score(tail, &copy[copy.len() - 10..]), MIN_SCORE, "the same bytes elsewhere do not end this text");
+        assert_eq!(windows[0].min_score, MIN_SCORE, "cut at 96 bytes, mid-text");
     }
 
     #[test]
@@ -125,7 +126,7 @@ mod tests {
         let value = format!("padding text here' UNION SELECT {}", "é".repeat(100));
         let (windows, _) = breakout_windows(&value, sql_like);
         assert_eq!(windows.len(), 1);
-        assert!(windows[0].len() <= WINDOW_BYTES && windows[0].len() >= WINDOW_BYTES - 1);
+        assert!(windows[0].text.len() <= WINDOW_BYTES && windows[0].text.len() >= WINDOW_BYTES - 1);
     }
 
     #[test]
