@@ -416,7 +416,7 @@ impl Engine {
         if detector == SQLI && !header {
             let patterns = self.patterns.load();
             for &piece in &pieces {
-                let (breakouts, unread) = crate::sql_breakouts::breakout_windows(piece, |w| patterns.gates_breakout(SQLI, w));
+                let (breakouts, unread) = crate::sql_breakouts::breakout_windows(piece, |w| patterns.gates_piece(SQLI, w));
                 *cut |= unread;
                 for breakout in breakouts {
                     if !out.iter().any(|&(text, _)| text == breakout.text) {
@@ -451,7 +451,9 @@ impl Engine {
         // n-grams. The model also reads the value from its first quote, and its tail.
         let header = fields.get(f).is_some_and(|field| matches!(field.kind, FieldKind::Header | FieldKind::Cookie));
         if detector == SQLI && header {
-            pieces.extend(crate::header_tails::header_sql_tails(text).into_iter().flat_map(|tail| windows(tail, window)));
+            let patterns = self.patterns.load();
+            let tails = crate::header_tails::header_sql_tails(text, |suffix| patterns.gates_piece(SQLI, suffix));
+            pieces.extend(tails.into_iter().flat_map(|tail| windows(tail, window)));
         }
         let path = fields.get(f).is_some_and(|field| field.kind == FieldKind::Path);
         if detector == SQLI && path {

@@ -158,7 +158,9 @@ fn syntax_of(lower: &str) -> Option<Syntax> {
         "content-length" | "upgrade-insecure-requests" | "dnt" => is_digits,
         "content-type" => is_media_type,
         "accept" => |v| list_of(v, is_media_range),
-        "accept-encoding" | "te" => |v| list_of(v, |item| with_params(item, |t| t == "*" || is_token(t))),
+        // Content codings are plain words (`gzip`, `br`, `zstd`, `trailers`): RFC 9110 token
+        // characters would also let `` `id` `` or `'||'` through unscored.
+        "accept-encoding" | "te" => |v| list_of(v, |item| with_params(item, |t| t == "*" || is_plain_token(t))),
         "accept-language" => |v| list_of(v, |item| with_params(item, is_language_range)),
         // Connection is read by the `protocol` detector: a repeated option (`close, close`) or
         // one naming an end-to-end header (`close, X-Forwarded-For`, which a proxy would strip)
@@ -325,6 +327,10 @@ mod tests {
         assert!(scored("Connection", "close, close").is_some(), "a repeated option is the protocol detector's");
         assert!(scored("Connection", "keep-alive, X-Forwarded-For").is_some());
         assert_eq!(scored("Connection", "Upgrade, HTTP2-Settings"), None);
+        // token characters, but no content coding is spelled with them
+        assert!(scored("Accept-Encoding", "`id`").is_some());
+        assert!(scored("TE", "trailers, '||'").is_some());
+        assert_eq!(scored("TE", "trailers, deflate;q=0.5"), None);
     }
 
     #[test]

@@ -61,6 +61,11 @@ const COMMANDS: &[(&str, Class, bool)] = &[
     ("kill", Class::File, false),
     ("useradd", Class::File, false),
     ("awk", Class::File, false),
+    ("gawk", Class::File, false),
+    ("sed", Class::File, false),
+    ("tee", Class::File, false),
+    ("tar", Class::File, false),
+    ("chown", Class::File, false),
     ("curl", Class::Net, false),
     ("wget", Class::Net, false),
     ("nc", Class::Net, false),
@@ -76,6 +81,12 @@ const COMMANDS: &[(&str, Class, bool)] = &[
     ("tftp", Class::Net, false),
     ("ftp", Class::Net, false),
     ("ssh", Class::Net, false),
+    ("scp", Class::Net, false),
+    ("rsync", Class::Net, false),
+    ("nmap", Class::Net, true),
+    ("openssl", Class::Net, false),
+    ("telnetd", Class::Net, true),
+    ("xterm", Class::Net, false),
     ("sh", Class::Shell, false),
     ("bash", Class::Shell, false),
     ("zsh", Class::Shell, false),
@@ -91,14 +102,18 @@ const COMMANDS: &[(&str, Class, bool)] = &[
     ("ruby", Class::Shell, false),
     ("node", Class::Shell, false),
     ("lua", Class::Shell, false),
+    ("tclsh", Class::Shell, false),
+    ("pwsh", Class::Shell, false),
+    ("jrunscript", Class::Shell, true),
     ("sleep", Class::Delay, false),
     ("timeout", Class::Delay, false),
     ("echo", Class::Echo, false),
     ("printf", Class::Echo, false),
 ];
 
-/// Prefixes that run the next word as the command.
-pub(crate) const WRAPPERS: &[&str] = &["sudo", "nohup", "exec", "time", "command", "xargs", "eval"];
+/// Prefixes that run the next word as the command (`busybox` runs its applet: `busybox telnetd
+/// -l /bin/sh`; it stays a shell command too, for `| busybox sh`).
+pub(crate) const WRAPPERS: &[&str] = &["sudo", "nohup", "exec", "time", "command", "xargs", "eval", "busybox", "doas"];
 
 /// Targets of an attack rather than of an admin's script.
 pub(crate) const HOSTILE: &[&str] = &["/etc/passwd", "/etc/shadow", "/proc/self/environ", "/dev/tcp/", "/dev/udp/", "/.ssh/id_"];

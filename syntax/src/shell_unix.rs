@@ -299,6 +299,8 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
             true
         }
         Class::File => plain <= 1 && any(&[Shape::Path, Shape::File, Shape::Var]) || redirect && plain == 0,
+        // `openssl s_client -connect host:port` carries a TLS reverse shell; its subcommand is a plain word.
+        Class::Net if base == b"openssl" => arg(0) == b"s_client" && plain == 1 && any(&[Shape::Host, Shape::Url, Shape::Flag]),
         Class::Net => plain == 0 && any(&[Shape::Url, Shape::Host, Shape::Flag, Shape::Number, Shape::Var]),
         Class::Shell => {
             args.is_empty() && opener == Opener::Pipe

