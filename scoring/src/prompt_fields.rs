@@ -18,8 +18,9 @@
 //!    nor a GraphQL document without strings or comments.
 //!
 //! Then extra texts per field, only when they pass the gate
-//! and differ from the primary: base64 segments that decode to prose, and the leetspeak or
-//! ROT13 reading when the cheap signals of `normalize::leet` say so. Each extra is a model call.
+//! and differ from the primary: base64 segments that decode to prose, the leetspeak or ROT13
+//! reading when the cheap signals of `normalize::leet` say so, and words glued by one mark read
+//! with spaces (`normalize::glued`). Each extra is a model call.
 //!
 //! Finally payload splitting: an instruction cut into many short strings (chat messages, JSON
 //! leaves, query values, each under the gate) is read once more as one text, the short wordy
@@ -244,7 +245,8 @@ fn extra_texts<'a>(idx: usize, text: &'a str, views: &'a Views) -> impl Iterator
     let readable = text.len() >= MIN_PROMPT_BYTES;
     let leet = (readable && normalize::leet::looks_leet(text)).then(|| (normalize::leet::unleet(text), PromptSource::Leet));
     let rot13 = (readable && normalize::leet::looks_rot13(text)).then(|| (normalize::leet::rot13(text), PromptSource::Rot13));
-    base64.chain(leet).chain(rot13)
+    let unglued = readable.then(|| normalize::glued::unglue(text)).flatten().map(|read| (read, PromptSource::Decoded));
+    base64.chain(leet).chain(rot13).chain(unglued)
 }
 
 /// Short wordy values under the gate, joined (payload splitting across messages or leaves).

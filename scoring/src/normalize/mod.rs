@@ -22,6 +22,7 @@
 //! | `invisible.rs`   | Unicode tags → ASCII, smuggled variation-selector bytes, zero-width and bidi controls removed |
 //! | `confusables.rs` | fullwidth / mathematical / enclosed letters, mixed-script homoglyphs → ASCII |
 //! | `leet.rs`        | leetspeak and ROT13 signals and readings (extra texts)            |
+//! | `glued.rs`       | words glued by one mark (`ignore.all.previous…`) read with spaces (extra text) |
 //!
 //! And for the SQLi model only (`Views::sql_text`): `sql_comments.rs`, the text without SQL
 //! comments (`#`, `--`, `/* */`) and IIS stray percents.
@@ -35,6 +36,7 @@ pub mod confusables;
 pub mod entities;
 pub mod escapes;
 pub mod fullwidth;
+pub mod glued;
 pub mod invisible;
 pub mod leet;
 pub mod percent;
