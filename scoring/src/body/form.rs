@@ -51,4 +51,12 @@ mod tests {
         assert!(v.contains(&Field { kind: FieldKind::BodyValue, name: "", value: "bare" }));
         assert!(!v.iter().any(|f| f.kind == FieldKind::BodyKey && f.value == "user"));
     }
+
+    #[test]
+    fn a_bean_path_to_the_class_loader_stays_a_field() {
+        let mut fields = Fields::with_limits(FieldLimits::default());
+        parse_form("class.module.classLoader.resources.context.parent.pipeline.first.suffix=.jsp&user.address.city=Oslo", &mut fields);
+        let keys: Vec<&str> = fields.iter().filter(|f| f.kind == FieldKind::BodyKey).map(|f| f.value).collect();
+        assert_eq!(keys, ["class.module.classLoader.resources.context.parent.pipeline.first.suffix"]);
+    }
 }

@@ -119,9 +119,19 @@ pub fn looks_like_form(body: &str) -> bool {
 /// Names made only of these characters cannot carry an attack; skipping them saves scans
 /// (the request parser uses the same rule). Except the names JavaScript resolves to an
 /// object's prototype: `{"__proto__":{"isAdmin":true}}` is an attack made of plain characters
-/// (prototype pollution), so those keys stay fields for the checks to see.
+/// (prototype pollution), so those keys stay fields for the checks to see; so do Java bean
+/// paths to a class loader (`names_a_class_loader`).
 pub(crate) fn is_plain_name(name: &str) -> bool {
-    name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'[' | b']')) && !names_a_prototype(name)
+    name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'[' | b']'))
+        && !names_a_prototype(name)
+        && !names_a_class_loader(name)
+}
+
+/// Spring4Shell / Struts: a bean property path from `class` to its class loader
+/// (`class.module.classLoader.resources.context.parent.pipeline.first.pattern`) is all name
+/// bytes, yet the whole attack sits in the parameter name.
+fn names_a_class_loader(name: &str) -> bool {
+    name.len() >= 17 && name.get(..6).is_some_and(|head| head.eq_ignore_ascii_case("class.")) && contains_ignore_case(name, "classloader")
 }
 
 fn names_a_prototype(name: &str) -> bool {
