@@ -17,6 +17,10 @@
 //!    words written like words (`prose::natural_words`: not token soup), and not a binary blob
 //!    nor a GraphQL document without strings or comments.
 //!
+//! A text with noise between at least a third of its words is read once more without it
+//! (`normalize::word_noise`: letterless tokens dropped, brackets and quotes around words
+//! trimmed), when that reading passes the gate; not in headers, cookies or the path.
+//!
 //! Then extra texts per field, only when they pass the gate
 //! and differ from the primary: base64 segments that decode to prose, the leetspeak or ROT13
 //! reading when the cheap signals of `normalize::leet` say so, and words glued by one mark read
@@ -110,6 +114,11 @@ pub fn prompt_texts(fields: &Fields, views: &Views, min_words: usize) -> Vec<Pro
         } else if matches!(field.kind, FieldKind::QueryValue | FieldKind::BodyValue) {
             join.offer(idx, &text);
         }
+        // Noise between the words kept the text from the gate, or hides the instruction from
+        // the model; an LLM reads past it.
+        if let Some(read) = unwrapped_words(field, &text, &gate) {
+            out.push(PromptText { field: idx, text: read, source: PromptSource::Decoded });
+        }
         // No count cap here: a cap would let decoy extras hide the real one. Base64 segments
         // are already bounded by the views (over the bound the verdict says `base64-budget`),
         // leet and ROT13 give one reading each, and the model budget marks the rest partial.
@@ -121,6 +130,21 @@ pub fn prompt_texts(fields: &Fields, views: &Views, min_words: usize) -> Vec<Pro
     }
     out.extend(join.finish(&gate));
     out
+}
+
+/// The reading of a text without the noise between its words (`normalize::word_noise`), when
+/// that reading passes the gate.
+fn unwrapped_words(field: Field<'_>, text: &str, gate: &Gate) -> Option<String> {
+    // Fewer tokens than the gate wants words (ids, URLs, tokens: most gated-out values) cannot pass.
+    let tokens = text.split_whitespace().nth(gate.min_words.saturating_sub(1)).is_some();
+    // Headers and cookies are left out: a browser User-Agent is words between version numbers
+    // and in parentheses (`(Windows NT 10.0; Win64; x64) … (KHTML, like Gecko)`), and read
+    // so, 19 % of real User-Agents would have cost a model call (5.7 % before).
+    let machine = matches!(field.kind, FieldKind::Path | FieldKind::Header | FieldKind::Cookie);
+    if text.len() < MIN_PROMPT_BYTES || !tokens || machine {
+        return None;
+    }
+    normalize::word_noise::strip_noise(text).filter(|read| gate.admits(field, read))
 }
 
 /// The prose gate (see the module comment).

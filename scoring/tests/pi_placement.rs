@@ -187,6 +187,8 @@ async fn every_normalisation_is_needed_and_works() {
         ("ideographic and thin spaces", |t| t.replace(' ', "\u{3000}\u{2009}")),
         ("words glued with dots", |t| t.trim_end_matches(['.', '?']).replace(' ', ".")),
         ("words glued with dashes", |t| t.trim_end_matches(['.', '?']).replace(' ', "-")),
+        ("noise tokens between words", |t| t.replace(' ', " $$$$ 1234 ")),
+        ("words in brackets", |t| t.split(' ').map(|w| format!("[{w}]")).collect::<Vec<_>>().join(" ")),
         ("fullwidth", |t| map_letters(t, |c| c.is_ascii_graphic().then(|| char::from_u32(c as u32 - 0x21 + 0xff01)).flatten())),
         ("mathematical bold", |t| {
             map_letters(t, |c| match c {

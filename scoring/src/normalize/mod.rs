@@ -23,6 +23,7 @@
 //! | `confusables.rs` | fullwidth / mathematical / enclosed letters, mixed-script homoglyphs → ASCII |
 //! | `leet.rs`        | leetspeak and ROT13 signals and readings (extra texts)            |
 //! | `glued.rs`       | words glued by one mark (`ignore.all.previous…`) read with spaces (extra text) |
+//! | `word_noise.rs`  | words kept apart by letterless tokens or wrapped in brackets, read bare (extra text of a gated-out text) |
 //!
 //! And for the SQLi model only (`Views::sql_text`): `sql_comments.rs`, the text without SQL
 //! comments (`#`, `--`, `/* */`) and IIS stray percents.
@@ -42,6 +43,7 @@ pub mod leet;
 pub mod percent;
 pub mod sql_comments;
 pub mod utf8;
+pub mod word_noise;
 
 /// Upper bound on decode rounds (double/triple encoding is common, more is noise).
 pub const MAX_ROUNDS: usize = 4;
