@@ -11,6 +11,7 @@ mod mail;
 mod nodejs;
 mod path_traversal;
 mod php;
+mod pi_disguise;
 mod protocol;
 /// Not in [`FAMILIES`] yet: a JSON body's `__proto__` key reaches no check until the engine keeps
 /// such keys as fields (see docs/rules.md); the syntax tests sample it directly.
@@ -78,6 +79,7 @@ static FAMILIES: &[&dyn Family] = &[
     &redteam_ldap::RedteamLdap,
     &redteam_xpath::RedteamXpath,
     &sqli_padded::SqliPadded,
+    &pi_disguise::PiDisguise,
 ];
 
 pub fn families() -> &'static [&'static dyn Family] {
