@@ -60,7 +60,7 @@ class PiSplit:
 
 def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False,
              sharegpt_sample: float = SHAREGPT_OTHER_SAMPLE, sql_benign: int = 0,
-             carriers_v8: bool = False, translated_v9: bool = False) -> PiSplit:
+             carriers_v8: bool = False, translated_v9: bool = False, slot_twins_v10: int = 0) -> PiSplit:
     def rows(name, label=None):
         return _rows(data_dir, name, label)
 
@@ -91,7 +91,7 @@ def pi_split(data_dir: str, gsm8k_sample: int = 500, v4_families: bool = False,
     train = ([(t, 1, 1.0) for t in attack] + [(t, 1, JAILBREAK_STYLE_WEIGHT) for t in jailbreak_style]
              + [(t, 0, 3.0 if t in od_set else 1.0) for t in neg])
     # v3 (issue 13): real chat, held-out-by-template generated families (pi_heldout)
-    held = heldout_build(data_dir, carriers_v8=carriers_v8)
+    held = heldout_build(data_dir, carriers_v8=carriers_v8, slot_twins_v10=slot_twins_v10)
     sg = [(pi_prep(t), trig) for t, trig in held.sharegpt_train
           if trig or stable(t, "sg-sample:") < sharegpt_sample]
     train += [(t, 0, TRIGGER_WEIGHT if trig else 1.0) for t, trig in dedupe_pairs(sg) if t not in pos_set]

@@ -153,6 +153,8 @@ def main():
                     help="indirect training items also use pi_indirect's v8 carriers and lead-ins (1,500 pairs, not 900)")
     ap.add_argument("--translated-v9", action="store_true",
                     help="also train on pi_translated's attacks and benign twins in seven languages")
+    ap.add_argument("--slot-twins-v10", type=int, default=0,
+                    help="this many benign indirect twins with a benign line in the instruction's slot (pi_indirect.slot_twins)")
     ap.add_argument("--version", type=int, default=3, help="model version written to model.json and the ONNX doc string")
     ap.add_argument("--init", default="", help="start from this saved state (a previous run's _build/state.pt) instead of the base")
     ap.add_argument("--reuse", action="store_true", help="skip training; load _build/state.pt from a previous run")
@@ -174,7 +176,7 @@ def main():
     win = Windowing(tok_path)
     split = pi_split(a.data, v4_families=a.v4_families, sharegpt_sample=a.sharegpt_sample,
                      sql_benign=a.sql_benign, carriers_v8=a.carriers_v8,
-                     translated_v9=a.translated_v9)
+                     translated_v9=a.translated_v9, slot_twins_v10=a.slot_twins_v10)
     examples = training_windows(win, split.train)
     all_windows = len(examples)
     if a.max_windows and len(examples) > a.max_windows:

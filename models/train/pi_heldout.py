@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -36,7 +37,7 @@ from data import _rows, stable_frac  # noqa: E402
 from pi_hijack import TRANSLATED, TRANSLATED_BENIGN, FRAMES, PRE, encoded, framed  # noqa: E402
 from pi_actas import role_prompts  # noqa: E402
 from pi_extraction import extraction_requests  # noqa: E402
-from pi_indirect import embedded, instruction_split, stable  # noqa: E402
+from pi_indirect import embedded, instruction_split, slot_twins, stable  # noqa: E402
 from pi_overdefence import trigger_sentences, triggers_in  # noqa: E402
 
 # sha1[:12] of the reviewed ShareGPT prompt-injection rows (see the module docstring)
@@ -97,10 +98,41 @@ def _translated(split: str, seed: int) -> list[dict]:
     return out
 
 
+# a sentence that asks or tells the reader to do something is what the attack side's bare
+# instructions look like ("What is the capital of Brazil?"), so slot fillers leave those out
+_REQUEST_OPENERS = {"write", "explain", "give", "tell", "list", "create", "make", "please", "can", "could",
+                    "would", "will", "how", "what", "why", "when", "where", "who", "which", "do", "does",
+                    "is", "are", "summarize", "summarise", "translate", "describe", "generate", "provide",
+                    "ignore", "forget", "act", "pretend", "show", "find", "help", "let's", "lets", "now",
+                    "answer", "respond", "reply", "rewrite", "continue", "add", "use", "include", "say",
+                    "print", "repeat", "send", "imagine", "suggest", "compare", "calculate", "draft"}
+
+
+def declaratives(docs: list[str], limit: int = 4000) -> list[str]:
+    """Statements (not questions or requests) of 25-160 characters cut from benign documents."""
+    out, seen = [], set()
+    for d in docs:
+        for sent in re.split(r"(?<=[.!])\s+", d.replace("\n", " ")):
+            sent = sent.strip()
+            words = sent.split()
+            if not (25 <= len(sent) <= 160) or not sent.endswith(".") or "?" in sent or not words:
+                continue
+            if words[0].lower().strip(",:;\"'") in _REQUEST_OPENERS or "you" in sent.lower().split():
+                continue
+            if sent not in seen:
+                seen.add(sent)
+                out.append(sent)
+            if len(out) >= limit:
+                return out
+    return out
+
+
 def build(data_dir: str, indirect_train: int = 900, indirect_test: int = 600, seed: int = 20261124,
-          carriers_v8: bool = False) -> PiHeldout:
+          carriers_v8: bool = False, slot_twins_v10: int = 0) -> PiHeldout:
     """`carriers_v8`: the training side's indirect items also use pi_indirect's v8 carriers and
-    lead-ins, 1,500 pairs instead of `indirect_train` (the held-out side is the same either way)."""
+    lead-ins, 1,500 pairs instead of `indirect_train` (the held-out side is the same either way).
+    `slot_twins_v10`: that many more benign twins with a benign line in the instruction's slot
+    (pi_indirect.slot_twins; training side only)."""
     sg_test, sg_calib, sg_train, excluded = _sharegpt(data_dir)
     test = list(sg_test)
     for r in trigger_sentences("test", per_template=6, seed=seed):
@@ -139,6 +171,10 @@ def build(data_dir: str, indirect_train: int = 900, indirect_test: int = 600, se
                       seed + 11, extra=carriers_v8):
         gen.append({"text": r["text"], "label": int(r["label"] == "attack"),
                     "kind": "indirect (train carriers)" if r["label"] == "attack" else "indirect twins"})
+    if slot_twins_v10:
+        docs = [r["text"] for r in _rows(data_dir, "bipia_train", "benign")] + sg_train_texts
+        for r in slot_twins(declaratives(docs), sg_train_texts, slot_twins_v10, seed + 18):
+            gen.append({"text": r["text"], "label": 0, "kind": "indirect slot twins (v10)"})
     for r in framed("train", 700, seed + 12):
         gen.append({"text": r["text"], "label": 1, "kind": f"{r['family']} (train templates)"})
     for r in encoded("train", 80, seed + 13, kinds=("rot13", "leetspeak")):

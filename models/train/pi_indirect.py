@@ -142,3 +142,24 @@ def embedded(split: str, instructions: list[str], contexts: list[str], count: in
                     "subfamily": "addressed" if lead else "bare"})
         out.append({"text": twin, "label": "benign", "family": "indirect-twin", "template": tmpl})
     return out
+
+
+def slot_twins(fillers: list[str], contexts: list[str], count: int, seed: int) -> list[dict]:
+    """`count` benign training twins (v10) that put a benign line where the attacker's instruction
+    goes, in the training carriers and the v8 extras. The twins of `embedded` leave that slot empty,
+    so a model can learn "something sits in the slot" instead of "an instruction sits in the slot"
+    (pi_probe's slot probe). `fillers`: benign training-side lines (real chat, over-defence
+    sentences with trigger words); `contexts`: bodies as in `embedded`. Training side only."""
+    carriers = CARRIERS["train"] + CARRIERS_V8_EXTRA
+    rng = random.Random(seed)
+    out, seen = [], set()
+    for _ in range(count * 4):
+        if len(out) >= count:
+            break
+        kind, carrier = carriers[rng.randrange(len(carriers))]
+        body = rng.choice(contexts)[:400] if contexts and rng.random() < 0.7 else rng.choice(_BODIES)
+        text = fill(kind, carrier, body, rng.choice(fillers))
+        if text not in seen:
+            seen.add(text)
+            out.append({"text": text, "label": "benign", "family": "indirect-slot-twin"})
+    return out
