@@ -44,8 +44,14 @@ fn disguise(rng: &mut Rng, text: &str) -> (String, &'static str) {
             (format!("{}. {}.", words[..cut].join(" "), words[cut..].join(" ")), "sentences")
         }
         2 => (glued("\u{a0}"), "no-break-space"),
-        3 => (glued(*rng.pick(&["\u{2009}", "\u{3000}", "\u{202f}"])), "unicode-space"),
-        4 => (glued(*rng.pick(&[".", "-", "_", "/"])), "glued"),
+        3 => {
+            let space = *rng.pick(&["\u{2009}", "\u{3000}", "\u{202f}"]);
+            (glued(space), "unicode-space")
+        }
+        4 => {
+            let mark = *rng.pick(&[".", "-", "_", "/"]);
+            (glued(mark), "glued")
+        }
         5 => {
             let noise = *rng.pick(&["$$$$", "####", "%%%", "1234", "0000", "***", "~~~"]);
             (glued(&format!(" {noise} ")), "noise-tokens")
