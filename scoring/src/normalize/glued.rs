@@ -17,8 +17,12 @@ pub const MIN_GLUED_WORDS: usize = 5;
 /// or paths (`://`, a leading `/`, `www.`) are left alone: an SEO slug in a Referer is not an
 /// instruction, and read as one it would cost a model call on every page view.
 pub fn unglue(text: &str) -> Option<String> {
+    // Most texts hold no glued token: find out without allocating (this runs on every prose
+    // field of every request).
+    if !text.split_whitespace().any(|token| glue_of(token).is_some()) {
+        return None;
+    }
     let mut out = String::with_capacity(text.len());
-    let mut changed = false;
     let mut rest = text;
     while !rest.is_empty() {
         let gap = rest.len() - rest.trim_start().len();
@@ -27,15 +31,12 @@ pub fn unglue(text: &str) -> Option<String> {
         let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
         let token = &rest[..end];
         match glue_of(token) {
-            Some(mark) => {
-                out.extend(token.chars().map(|c| if c as u32 == mark as u32 { ' ' } else { c }));
-                changed = true;
-            }
+            Some(mark) => out.extend(token.chars().map(|c| if c as u32 == mark as u32 { ' ' } else { c })),
             None => out.push_str(token),
         }
         rest = &rest[end..];
     }
-    changed.then_some(out)
+    Some(out)
 }
 
 /// The mark that glues `token`'s words: the glue byte it holds most, when splitting at it gives
@@ -46,7 +47,18 @@ fn glue_of(token: &str) -> Option<u8> {
     if bytes.len() < 2 * MIN_GLUED_WORDS || token.contains("://") || token.starts_with('/') || token.starts_with("www.") {
         return None;
     }
-    let mark = *GLUE.iter().max_by_key(|&&m| bytes.iter().filter(|&&b| b == m).count())?;
+    // One pass counts every mark.
+    let mut counts = [0usize; GLUE.len()];
+    for &b in bytes {
+        if let Some(k) = GLUE.iter().position(|&g| g == b) {
+            counts[k] += 1;
+        }
+    }
+    let (k, &most) = counts.iter().enumerate().max_by_key(|&(_, c)| *c)?;
+    if most + 1 < MIN_GLUED_WORDS {
+        return None;
+    }
+    let mark = GLUE[k];
     let mut words = 0;
     for piece in token.split(mark as char) {
         let p = piece.as_bytes();
