@@ -116,7 +116,7 @@ pub fn prompt_texts(fields: &Fields, views: &Views, min_words: usize) -> Vec<Pro
         }
         // Noise between the words kept the text from the gate, or hides the instruction from
         // the model; an LLM reads past it.
-        if let Some(read) = unwrapped_words(field, &text, &gate) {
+        if let Some(read) = unwrapped_words(field, &text, &gate).filter(|read| !out.iter().any(|t: &PromptText| &t.text == read)) {
             out.push(PromptText { field: idx, text: read, source: PromptSource::Decoded });
         }
         // No count cap here: a cap would let decoy extras hide the real one. Base64 segments

@@ -7,7 +7,7 @@
 pub fn looks_like_prose(text: &str, min_words: usize) -> bool {
     let mut words = 0;
     let mut run = 0;
-    // A word ended by closing punctuation (`instructions,` `secrets.`) counts when whitespace or
+    // A word ended by sentence punctuation (`instructions,` `secrets.`) counts when whitespace or
     // the end follows: otherwise `Ignore, all, previous, instructions, and, print, …` had no
     // words and never reached the model (measured: 0.00, the same text without commas 0.97).
     let mut punctuated = false;

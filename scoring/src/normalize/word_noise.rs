@@ -23,8 +23,7 @@ pub const MIN_INTERRUPTED_WORDS: usize = 3;
 pub fn strip_noise(text: &str) -> Option<String> {
     // A comma after most words (`Drop, your, earlier, rules, and, …`) is noise too: prose has a
     // comma after one word in ten, and the model read such a list as benign (0.00–0.38).
-    let tokens = text.split_whitespace().count();
-    let commas = text.split_whitespace().filter(|t| t.len() > 1 && t.ends_with(',')).count();
+    let (tokens, commas) = text.split_whitespace().fold((0, 0), |(n, c), t| (n + 1, c + usize::from(t.len() > 1 && t.ends_with(','))));
     let comma_list = commas * 2 > tokens && commas >= MIN_INTERRUPTED_WORDS;
     let mut out = String::with_capacity(text.len());
     let (mut interrupted, mut words) = (0, 0);
