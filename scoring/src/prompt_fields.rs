@@ -135,15 +135,15 @@ pub fn prompt_texts(fields: &Fields, views: &Views, min_words: usize) -> Vec<Pro
 /// The reading of a text without the noise between its words (`normalize::word_noise`), when
 /// that reading passes the gate.
 fn unwrapped_words(field: Field<'_>, text: &str, gate: &Gate) -> Option<String> {
-    // Fewer tokens than the gate wants words (ids, URLs, tokens: most gated-out values) cannot pass.
-    let tokens = text.split_whitespace().nth(gate.min_words.saturating_sub(1)).is_some();
     // Headers and cookies are left out: a browser User-Agent is words between version numbers
     // and in parentheses (`(Windows NT 10.0; Win64; x64) … (KHTML, like Gecko)`), and read
     // so, 19 % of real User-Agents would have cost a model call (5.7 % before).
     let machine = matches!(field.kind, FieldKind::Path | FieldKind::Header | FieldKind::Cookie);
-    if text.len() < MIN_PROMPT_BYTES || !tokens || machine {
+    if text.len() < MIN_PROMPT_BYTES || machine {
         return None;
     }
+    // Fewer tokens than the gate wants words (ids, URLs, tokens: most gated-out values) cannot pass.
+    normalize::tokens::whitespace_tokens(text).nth(gate.min_words.saturating_sub(1))?;
     normalize::word_noise::strip_noise(text).filter(|read| gate.admits(field, read))
 }
 
@@ -156,8 +156,10 @@ impl Gate {
     fn admits(&self, field: Field<'_>, text: &str) -> bool {
         // A binary field (lossily decoded bytes) or a GraphQL document without strings or
         // comments is scanned by the patterns like any other but is not prose.
-        let binary = looks_binary(field.value) && !looks_like_prose(&printable_text(field.value), self.min_words);
-        self.admits_text(text) && !binary && !is_prose_free_graphql(field.value)
+        // The text gate first: it refuses most fields (ids, numbers, short values) in a few
+        // byte tests, and the two whole-value scans below then never run.
+        let binary = || looks_binary(field.value) && !looks_like_prose(&printable_text(field.value), self.min_words);
+        self.admits_text(text) && !binary() && !is_prose_free_graphql(field.value)
     }
 
     fn admits_text(&self, text: &str) -> bool {

@@ -69,11 +69,13 @@ fn pollutes(text: &str, assigned: bool) -> bool {
         }
         let word = &text[start..i];
         let root = word == "__proto__" || prev_constructor && word == "prototype";
-        prev_constructor = word == "constructor" && joined_to_next(b, i);
+        prev_constructor = word == "constructor" && (joined_to_next(b, i) || json_member_next(b, i));
         if root && joined_to_next(b, i) && (!assigned || sets_after(b, i)) {
             return true;
         }
-        if root && word == "__proto__" && json_object_after(b, i) {
+        // JSON held in a value (`{"constructor":{"prototype":{"x":1}}}` in a query parameter
+        // or a string leaf a server parses and merges): the root's value is an object.
+        if root && json_object_after(b, i) {
             return true;
         }
     }
@@ -107,6 +109,17 @@ fn sets_after(b: &[u8], i: usize) -> bool {
     false
 }
 
+/// `": {"` then a name: the key ending at `i` holds a JSON object whose first member follows.
+fn json_member_next(b: &[u8], i: usize) -> bool {
+    let rest = &b[i..b.len().min(i + 12)];
+    let mut k = rest.iter().skip_while(|&&c| c == b'"' || c == b'\'' || c == b' ');
+    if k.next() != Some(&b':') {
+        return false;
+    }
+    let mut k = k.skip_while(|&&c| c == b' ');
+    k.next() == Some(&b'{') && k.find(|&&c| !matches!(c, b' ' | b'"' | b'\'')).is_some_and(|&c| is_ident(c))
+}
+
 /// `"__proto__": {` (a JSON object as the value of the key).
 fn json_object_after(b: &[u8], i: usize) -> bool {
     let rest = &b[i..b.len().min(i + 8)];
@@ -131,6 +144,9 @@ mod tests {
         assert_eq!(level("q", "__proto__.isAdmin=true", Place::QueryValue), Some(1));
         assert_eq!(level("body", "{\"__proto__\": {\"isAdmin\": true}}", Place::BodyValue), Some(1));
         assert_eq!(level("q", "constructor[prototype][x]=1", Place::QueryValue), Some(1));
+        // JSON in a value reaches the prototype through `constructor` too.
+        assert_eq!(level("data", "{\"constructor\":{\"prototype\":{\"isAdmin\":true}}}", Place::QueryValue), Some(1));
+        assert_eq!(level("data", "{ 'constructor' : { 'prototype' : { 'polluted' : 1 } } }", Place::BodyValue), Some(1));
     }
 
     #[test]
@@ -146,6 +162,9 @@ mod tests {
         assert_eq!(level("q", "the constructor prototype pattern", Place::QueryValue), None);
         assert_eq!(level("q", "if (a.__proto__ === B.prototype) return", Place::QueryValue), None);
         assert_eq!(level("proto", "https", Place::QueryValue), None);
+        // A JSON object naming the words as data, not as the path.
+        assert_eq!(level("q", "{\"constructor\":\"Widget\",\"prototype\":{\"x\":1}}", Place::QueryValue), None);
+        assert_eq!(level("q", "{\"constructor\":{\"name\":\"Widget\"}}", Place::QueryValue), None);
         let chat = "Why is it a bad idea to write obj.__proto__.foo = 1 in my library? I read that it is slow and you should use Object.setPrototypeOf instead.";
         assert_eq!(level("message", chat, Place::BodyValue), Some(2));
     }

@@ -19,7 +19,7 @@ pub const MIN_GLUED_WORDS: usize = 5;
 pub fn unglue(text: &str) -> Option<String> {
     // Most texts hold no glued token: find out without allocating (this runs on every prose
     // field of every request).
-    if !text.split_whitespace().any(|token| glue_of(token).is_some()) {
+    if !super::tokens::whitespace_tokens(text).any(|token| glue_of(token).is_some()) {
         return None;
     }
     let mut out = String::with_capacity(text.len());

@@ -68,7 +68,7 @@ pub fn looks_leet(text: &str) -> bool {
         return false;
     }
     let (mut wordy, mut leet) = (0usize, 0usize);
-    for word in text.split_whitespace() {
+    for word in super::tokens::whitespace_tokens(text) {
         if word.bytes().any(|b| b.is_ascii_alphabetic()) {
             wordy += 1;
             // A word without a leet byte is no leet word: the byte test spares the counts.

@@ -42,6 +42,7 @@ pub mod invisible;
 pub mod leet;
 pub mod percent;
 pub mod sql_comments;
+pub mod tokens;
 pub mod utf8;
 pub mod word_noise;
 
@@ -96,9 +97,12 @@ pub fn decode_deep_bounded(input: &str, out: &mut String) -> DecodeOutcome {
         return DecodeOutcome::default();
     }
     let limit = max_decoded_len(input.len());
-    let mut cur = input.to_owned();
+    // The input's own `+` are form-encoded spaces, read once here. A `+` that a later round
+    // decodes (`%2B`, `%252B`) is a plus the application sees: read as a space too, a
+    // double-encoded `+cmd|' /C calc'!A0` lost the sign that makes it a spreadsheet formula.
+    let mut cur = input.replace('+', " ");
     let mut next = String::with_capacity(input.len());
-    let mut changed_any = false;
+    let mut changed_any = cur != input;
     let mut bound_hit = false;
     let mut last_round_changed = false;
     'rounds: for _ in 0..MAX_ROUNDS {
@@ -245,6 +249,15 @@ mod tests {
         assert_eq!(deep("java%26%23x09%3Bscript%26colon%3B"), "java\tscript:");
         assert_eq!(deep("a%00b\0c"), "abc");
         assert_eq!(view("UNION%0aSELECT%09*%2F**%2FFROM"), "UNION SELECT * FROM");
+    }
+
+    /// The input's own `+` are spaces; a `+` that decoding produced is a plus.
+    #[test]
+    fn only_the_inputs_own_plus_is_a_space() {
+        assert_eq!(deep("1+union+select"), "1 union select");
+        assert_eq!(deep("%2Bcmd|'/C calc'!A0"), "+cmd|'/C calc'!A0");
+        assert_eq!(deep("%252BHYPERLINK(%2522x%2522)"), "+HYPERLINK(\"x\")");
+        assert_eq!(deep("a+b&#43;c%2B"), "a b+c+");
     }
 
     #[test]

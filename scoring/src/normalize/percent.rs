@@ -53,25 +53,20 @@ pub fn path_decode_into(input: &str, out: &mut String) {
     decode_into(input, out, false);
 }
 
-/// Decodes one round of percent-encoding into bytes: `%XX`, IIS `%uXXXX` (UTF-8 encoded,
-/// surrogate pairs combined, fullwidth ASCII folded to ASCII as IIS best-fit mapping does) and
-/// `+` as a space. Invalid `%` sequences are kept literally. Appends to `out`; returns whether
-/// anything was decoded.
+/// Decodes one round of percent-encoding into bytes: `%XX` and IIS `%uXXXX` (UTF-8 encoded,
+/// surrogate pairs combined, fullwidth ASCII folded to ASCII as IIS best-fit mapping does). A
+/// `+` is kept: the caller reads the input's own `+` as spaces once, before any round
+/// (`normalize::decode_deep`), so a `+` that decoding produced (`%2B`) stays a plus. Invalid
+/// `%` sequences are kept literally. Appends to `out`; returns whether anything was decoded.
 pub fn percent_decode_bytes(input: &[u8], out: &mut Vec<u8>) -> bool {
     let bytes = input;
     let mut changed = false;
     let mut i = 0;
     while i < bytes.len() {
         let b = bytes[i];
-        if b == b'+' {
-            out.push(b' ');
-            changed = true;
-            i += 1;
-            continue;
-        }
         if b != b'%' {
             // Copy the run up to the next interesting byte in one go.
-            let end = memchr::memchr2(b'%', b'+', &bytes[i..]).map_or(bytes.len(), |j| i + j);
+            let end = memchr::memchr(b'%', &bytes[i..]).map_or(bytes.len(), |j| i + j);
             out.extend_from_slice(&bytes[i..end]);
             i = end;
             continue;
@@ -136,10 +131,11 @@ pub(crate) fn push_code_point(cp: u32, out: &mut Vec<u8>) {
 }
 
 /// Repeated percent-decoding (up to [`super::MAX_ROUNDS`] rounds, stopping as soon as a round
-/// changes nothing), with `+` as a space, `%uXXXX` and overlong UTF-8 / NUL handling from
-/// [`super::utf8::bytes_into`]. Appends to `out`; returns whether it changed anything.
+/// changes nothing), with `%uXXXX` and overlong UTF-8 / NUL handling from
+/// [`super::utf8::bytes_into`]; `+` is kept (see [`percent_decode_bytes`]). Appends to `out`;
+/// returns whether it changed anything.
 pub fn deep_decode_into(input: &str, out: &mut String) -> bool {
-    if memchr::memchr2(b'%', b'+', input.as_bytes()).is_none() {
+    if memchr::memchr(b'%', input.as_bytes()).is_none() {
         out.push_str(input);
         return false;
     }
@@ -153,7 +149,7 @@ pub fn deep_decode_into(input: &str, out: &mut String) -> bool {
         }
         changed = true;
         std::mem::swap(&mut cur, &mut next);
-        if memchr::memchr2(b'%', b'+', &cur).is_none() {
+        if memchr::memchr(b'%', &cur).is_none() {
             break;
         }
     }
@@ -193,7 +189,9 @@ mod tests {
     fn deep_decodes_repeatedly() {
         assert_eq!(deep("%253Cscript%253E").0, "<script>");
         assert_eq!(deep("%25253Cx%25253E").0, "<x>");
-        assert_eq!(deep("a+b").0, "a b");
+        // A plus is the input's business (`decode_deep` reads the input's own as spaces);
+        // one that decoding produced stays a plus.
+        assert_eq!(deep("a+b%252B").0, "a+b+");
         assert_eq!(deep("plain"), ("plain".to_string(), false));
     }
 
