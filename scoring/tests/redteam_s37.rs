@@ -120,3 +120,27 @@ async fn regexp_operators_reach_the_sqli_model() {
         assert!(r.breakdown.get(SQLI) <= engine.threshold(), "{value:?}: {r:?}");
     }
 }
+
+#[test]
+fn a_value_naming_a_code_running_php_function_is_php_injection() {
+    assert_flagged("php-injection:callback-name", &["call_user_func_array", "shell_exec", " passthru "]);
+    assert_passed(&["system", "exec", "call user func", "shell", "pass through"]);
+}
+
+/// ORM filters written in the parameter name (`filter[where][password][regexp]=/^a/`) are all
+/// name bytes: the name must stay a field for the rule to see it.
+#[test]
+fn orm_filters_on_secret_columns_are_nosqli() {
+    let engine = patterns_only();
+    for query in ["filter[where][password][regexp]=/^a/", "filter%5Bwhere%5D%5Bpassword%5D%5Bregexp%5D=%2F%5Ea%2F", "where[api_key][neq]=x"]
+    {
+        let text = format!("GET /api/users?{query}\n");
+        let r = engine.score_patterns(&ScoreInput { request_text: &text, headers: &[] });
+        assert_eq!(r.reason, "nosqli:orm-filter-on-secret", "{text:?}: {r:?}");
+    }
+    for query in ["filter[where][name][like]=jo%25", "user[password][new]=hunter22", "cart[0][sku]=MUG"] {
+        let text = format!("GET /api/users?{query}\n");
+        let r = engine.score_patterns(&ScoreInput { request_text: &text, headers: &[] });
+        assert!(r.score <= engine.threshold(), "{text:?}: {r:?}");
+    }
+}

@@ -4,7 +4,10 @@
 //! configuration (`.htaccess`, `web.config`, `WEB-INF/`), status pages (`/server-status`,
 //! `phpinfo.php`), and the backups and editor leftovers of a script or configuration file
 //! (`index.php.bak`, `config.php~`, `.wp-config.php.swp`, `web.config.old`), whose source the
-//! server returns as text.
+//! server returns as text; Spring Boot actuator endpoints that leak secrets or run code
+//! (`/actuator/env`, `/actuator/heapdump`, `/jolokia`; `/actuator/health` and `/metrics` are
+//! monitoring and pass), and test harness files that evaluate their input (PHPUnit's
+//! `eval-stdin.php`).
 //!
 //! Only the path is read (a file name in a query value is the application's business, and the
 //! traversal rules judge it). Segments are compared whole, so `/blog/git-tips` or
@@ -46,6 +49,29 @@ const FILES: &[&str] = &[
     "phpinfo.php",
     "wp-config.php.bak",
     "localsettings.php.bak",
+    // PHPUnit's `src/Util/PHP/eval-stdin.php` runs the request body as PHP (CVE-2017-9841).
+    "eval-stdin.php",
+    // A JVM heap dump (passwords and keys in memory) and the JMX-over-HTTP bridge.
+    "heapdump",
+    "jolokia",
+];
+
+/// Spring Boot actuator endpoints that expose configuration, memory or control (the segment
+/// after `actuator`): `env` lists secrets, `gateway` routes take SpEL, `shutdown` stops the app.
+const ACTUATOR_ENDPOINTS: &[&str] = &[
+    "env",
+    "heapdump",
+    "threaddump",
+    "dump",
+    "jolokia",
+    "configprops",
+    "shutdown",
+    "restart",
+    "refresh",
+    "gateway",
+    "logfile",
+    "httptrace",
+    "trace",
 ];
 
 /// Extensions whose file holds source or secrets when read as text.
@@ -109,10 +135,13 @@ impl Check for RestrictedFile {
         // The query never belongs to the path here.
         let path = &path[..path.iter().position(|&c| c == b'?' || c == b'#').unwrap_or(path.len())];
         let mut best: Option<u8> = None;
+        let mut after_actuator = false;
         for segment in path.split(|&c| c == b'/' || c == b'\\') {
             // `;jsessionid=...` path parameters are not part of the name.
             let segment = &segment[..segment.iter().position(|&c| c == b';').unwrap_or(segment.len())];
-            if let Some(level) = segment_level(segment) {
+            let actuator = after_actuator && ACTUATOR_ENDPOINTS.iter().any(|e| eq(segment, e));
+            after_actuator = eq(segment, "actuator");
+            if let Some(level) = segment_level(segment).or(actuator.then_some(1)) {
                 best = Some(best.map_or(level, |b: u8| b.min(level)));
                 if level == 1 {
                     break;
@@ -211,8 +240,17 @@ mod tests {
             "/.svn/entries",
             "/home/.aws/credentials",
             "/phpinfo.php",
+            "/actuator/env",
+            "/management/actuator/heapdump",
+            "/api/actuator/gateway/routes/x",
+            "/jolokia/exec/java.lang:type=Memory/gc",
+            "/vendor/phpunit/phpunit/src/Util/PHP/eval-stdin.php",
         ] {
             assert_eq!(level(p), Some(1), "{p}");
+        }
+        // Monitoring endpoints and the same words elsewhere in a path pass.
+        for p in ["/actuator/health", "/actuator/prometheus", "/actuator/metrics/jvm.memory.used", "/api/v1/env", "/projects/42/env/prod"] {
+            assert_eq!(level(p), None, "{p}");
         }
         for p in [
             "/blog/git-tips",

@@ -245,8 +245,10 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
     if word.is_empty() {
         return None;
     }
+    // An absolute path to a binary is a probe by itself (`/bin/printenv`, `/usr/bin/id`), but
+    // only from a binaries folder: `/api/v1/env` and `/projects/42/env` are REST paths.
     let (base, absolute) = match word.iter().rposition(|&c| c == b'/') {
-        Some(p) if word[0] == b'/' && p > 0 => (&word[p + 1..], true),
+        Some(p) if word[0] == b'/' && p > 0 => (&word[p + 1..], in_binaries_folder(&word[..p])),
         Some(_) => return None,
         None => (word, false),
     };
@@ -334,6 +336,12 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
     let whole_value = seg_end >= n && t[..i].iter().all(|c| c.is_ascii_whitespace());
     let lone_distinct = distinct && whole_value && plain == 0;
     Some((Candidate { opener, obfuscated, strong, hostile, lone_distinct }, end.max(i + 1)))
+}
+
+/// `dir` (an absolute folder) has a `bin`, `sbin` or `xbin` segment: `/bin`, `/usr/local/sbin`,
+/// `/system/xbin`, `/opt/app/bin`.
+fn in_binaries_folder(dir: &[u8]) -> bool {
+    dir.split(|&c| c == b'/').any(|segment| matches!(segment, b"bin" | b"sbin" | b"xbin"))
 }
 
 /// A socat address that runs a program (`exec:/bin/sh`, `SYSTEM:id`): the network tool
@@ -451,6 +459,17 @@ mod tests {
             assert_eq!(level(s), None, "{s}");
         }
         assert_ne!(level("curl -X GET -H \"Authorization: Bearer $TOKEN\" \"https://api.example.com/v2/x\""), Some(1));
+    }
+
+    /// An absolute path is a binary only from a binaries folder: REST paths end in `env` or `id`.
+    #[test]
+    fn absolute_binary_paths() {
+        for s in ["/bin/printenv", "/usr/bin/id", "/usr/local/sbin/ifconfig", "/system/xbin/env"] {
+            assert_eq!(level(s), Some(1), "{s}");
+        }
+        for s in ["/api/v1/env", "/projects/42/env", "/users/me/id", "/cgi-bin/env"] {
+            assert_ne!(level(s), Some(1), "{s}");
+        }
     }
 
     /// English padding around a hostile command does not lower its level (an attacker who

@@ -125,6 +125,17 @@ pub(crate) fn is_plain_name(name: &str) -> bool {
     name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'[' | b']'))
         && !names_a_prototype(name)
         && !names_a_class_loader(name)
+        && !names_a_secret_filter(name)
+}
+
+/// An ORM query-string filter on a secret column (`filter[where][password][regexp]`,
+/// `where[token][neq]`): LoopBack-style parsers turn it into a comparison that leaks the secret
+/// or matches every row, and the attack is all name bytes (`nosqli:orm-filter-on-secret`).
+fn names_a_secret_filter(name: &str) -> bool {
+    const SECRETS: &[&str] = &["pass", "pwd", "secret", "token", "hash", "otp", "apikey", "api_key"];
+    name.len() >= 10
+        && memchr::memmem::find(name.as_bytes(), b"][").is_some()
+        && SECRETS.iter().any(|word| contains_ignore_case(name, word))
 }
 
 /// Spring4Shell / Struts: a bean property path from `class` to its class loader
