@@ -144,3 +144,23 @@ fn orm_filters_on_secret_columns_are_nosqli() {
         assert!(r.score <= engine.threshold(), "{text:?}: {r:?}");
     }
 }
+
+/// A URL-override header routes the request to another path than the one judged; an upload
+/// named like the server's own configuration changes how the folder's files run.
+#[test]
+fn url_override_headers_and_server_config_uploads_are_protocol_anomalies() {
+    let engine = patterns_only();
+    let header = |name: &str, value: &str| vec![(name.to_string(), value.to_string())];
+    for (name, value) in [("X-Original-URL", "/admin"), ("x-rewrite-url", "/admin/users/7/delete")] {
+        let r = engine.score_patterns(&ScoreInput { request_text: "GET /\n", headers: &header(name, value) });
+        assert_eq!(r.reason, "protocol:url-override-header", "{name}: {r:?}");
+    }
+    let upload = |file: &str| {
+        format!("POST /upload\n--XX\r\nContent-Disposition: form-data; name=\"f\"; filename=\"{file}\"\r\nContent-Type: text/plain\r\n\r\nAddType application/x-httpd-php .jpg\r\n--XX--\r\n")
+    };
+    let multipart = header("content-type", "multipart/form-data; boundary=XX");
+    let r = engine.score_patterns(&ScoreInput { request_text: &upload(".htaccess"), headers: &multipart });
+    assert_eq!(r.reason, "protocol:server-config-upload", "{r:?}");
+    let r = engine.score_patterns(&ScoreInput { request_text: &upload("htaccess-notes.txt"), headers: &multipart });
+    assert!(r.score <= engine.threshold(), "{r:?}");
+}

@@ -5,7 +5,9 @@
 //! (so a proxy strips `X-Forwarded-For` or `Authorization` before the application sees it),
 //! a Transfer-Encoding other than `chunked` or a Content-Length that is not a number
 //! (request smuggling), and multipart part names a parser can split differently (a quote,
-//! CR/LF, NUL, `..`, unbalanced brackets).
+//! CR/LF, NUL, `..`, unbalanced brackets); a URL-override header (`X-Original-URL`) that
+//! routes the request to another path than the one judged, and an upload named like the
+//! server's own configuration (`.htaccess`, `web.config`).
 //!
 //! Decided from [`Input::place`] and [`Input::name`]: only the few named headers and
 //! parameters are read, so any other field costs one comparison.
@@ -33,6 +35,7 @@ impl Check for ProtocolCheck {
                 "connection" | "proxy-connection" => connection(input.text),
                 "transfer-encoding" => transfer_encoding(input.text),
                 "content-length" => content_length(input.text),
+                "x-original-url" | "x-rewrite-url" => url_override(input.text),
                 _ => None,
             },
             Place::QueryValue | Place::BodyValue if input.name.eq_ignore_ascii_case("_method") => method_override(input.text, input.method),
@@ -196,6 +199,19 @@ fn content_length(value: &str) -> Found {
 /// A body key (multipart part name or filename, form name, JSON key) a parser can split
 /// differently from the application: a quote, CR/LF, NUL (raw or `%xx`), `..`, or brackets
 /// that do not balance (PHP reads `a[b` as `a_b`).
+/// Per-directory configuration a web server reads from the folder it serves.
+const SERVER_CONFIG_FILES: &[&str] = &[".htaccess", ".htpasswd", ".user.ini", "web.config", "php.ini"];
+
+/// `X-Original-URL` / `X-Rewrite-URL` (IIS URL Rewrite, Symfony, Zend): frameworks that honour
+/// them route the request to the path in the header, while the WAF and the front proxy's access
+/// rules judged the request line's path (`GET /` with `X-Original-URL: /admin`). Set by a
+/// rewriting proxy behind Rampart, never by a client in front of it.
+fn url_override(value: &str) -> Found {
+    let v = value.trim();
+    (v.starts_with('/') || v.starts_with('\\') || v.get(..4).is_some_and(|h| h.eq_ignore_ascii_case("http")))
+        .then_some(("protocol:url-override-header", 1))
+}
+
 fn malformed_name(text: &str, name: &str) -> Found {
     let b = text.as_bytes();
     // A JSON document sent as a form body (jQuery's default content type) arrives as one
@@ -213,7 +229,14 @@ fn malformed_name(text: &str, name: &str) -> Found {
     if name == "filename" {
         // `..` as a path segment in a filename (`../x`, `..\x`, a bare `..`).
         let dotdot = text.split(['/', '\\']).any(|seg| seg == "..");
-        return dotdot.then_some(("protocol:malformed-part-name", 1));
+        if dotdot {
+            return Some(("protocol:malformed-part-name", 1));
+        }
+        // An upload named like the server's own per-directory configuration: `.htaccess`
+        // with `AddType application/x-httpd-php .jpg` makes every uploaded image a script.
+        let base = text.rsplit(['/', '\\']).next().unwrap_or(text).trim();
+        let config = SERVER_CONFIG_FILES.iter().any(|f| base.eq_ignore_ascii_case(f));
+        return config.then_some(("protocol:server-config-upload", 1));
     }
     if lower_has(b"..") {
         return Some(("protocol:malformed-part-name", 1));
@@ -265,6 +288,10 @@ mod tests {
         assert_eq!(check(Place::BodyKey, "", "POST", "a\"; filename=\"x.php", 1), Some("protocol:malformed-part-name"));
         assert_eq!(check(Place::BodyKey, "filename", "POST", "../../shell.php", 1), Some("protocol:malformed-part-name"));
         assert_eq!(check(Place::BodyKey, "", "POST", "user[name", 1), Some("protocol:malformed-part-name"));
+        assert_eq!(check(h, "x-original-url", "GET", "/admin", 1), Some("protocol:url-override-header"));
+        assert_eq!(check(h, "x-rewrite-url", "GET", " /admin/delete?id=1", 1), Some("protocol:url-override-header"));
+        assert_eq!(check(Place::BodyKey, "filename", "POST", ".htaccess", 1), Some("protocol:server-config-upload"));
+        assert_eq!(check(Place::BodyKey, "filename", "POST", "C:\\site\\Web.Config", 1), Some("protocol:server-config-upload"));
     }
 
     #[test]
@@ -279,6 +306,8 @@ mod tests {
         assert_eq!(check(h, "transfer-encoding", "POST", "chunked", 4), None);
         assert_eq!(check(Place::BodyKey, "", "POST", "user[address][city]", 4), None);
         assert_eq!(check(Place::BodyKey, "filename", "POST", "my report v1.2..final.pdf", 4), None);
+        assert_eq!(check(Place::BodyKey, "filename", "POST", "htaccess-notes.txt", 4), None);
+        assert_eq!(check(h, "x-original-url", "GET", "", 4), None);
         assert_eq!(check(Place::QueryValue, "q", "GET", "DELETE", 4), None);
     }
 }
