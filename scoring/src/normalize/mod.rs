@@ -98,8 +98,8 @@ pub fn decode_deep_bounded(input: &str, out: &mut String) -> DecodeOutcome {
     }
     let limit = max_decoded_len(input.len());
     // The input's own `+` are form-encoded spaces, read once here. A `+` that a later round
-    // decodes (`%2B`, `%252B`) is a plus the application sees: read as a space too, a
-    // double-encoded `+cmd|' /C calc'!A0` lost the sign that makes it a spreadsheet formula.
+    // decodes (`%2B`, `%252B`) is a plus the application sees. (When every round read `+` as
+    // a space, a double-encoded `+cmd|' /C calc'!A0` lost the sign of a spreadsheet formula.)
     let mut cur = input.replace('+', " ");
     let mut next = String::with_capacity(input.len());
     let mut changed_any = cur != input;
