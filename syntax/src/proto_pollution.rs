@@ -111,20 +111,24 @@ fn sets_after(b: &[u8], i: usize) -> bool {
 
 /// `": {"` then a name: the key ending at `i` holds a JSON object whose first member follows.
 fn json_member_next(b: &[u8], i: usize) -> bool {
-    let rest = &b[i..b.len().min(i + 12)];
-    let mut k = rest.iter().skip_while(|&&c| c == b'"' || c == b'\'' || c == b' ');
-    if k.next() != Some(&b':') {
-        return false;
-    }
-    let mut k = k.skip_while(|&&c| c == b' ');
-    k.next() == Some(&b'{') && k.find(|&&c| !matches!(c, b' ' | b'"' | b'\'')).is_some_and(|&c| is_ident(c))
+    object_opens_after(b, i, 12).is_some_and(|rest| rest.iter().find(|&&c| !matches!(c, b' ' | b'"' | b'\'')).is_some_and(|&c| is_ident(c)))
 }
 
 /// `"__proto__": {` (a JSON object as the value of the key).
 fn json_object_after(b: &[u8], i: usize) -> bool {
-    let rest = &b[i..b.len().min(i + 8)];
-    let mut k = rest.iter().skip_while(|&&c| c == b'"' || c == b'\'' || c == b' ');
-    k.next() == Some(&b':') && k.find(|&&c| c != b' ') == Some(&b'{')
+    object_opens_after(b, i, 8).is_some()
+}
+
+/// Within `window` bytes from `i`: closing quotes, `:` and `{` (blanks between); the bytes of
+/// the window after the `{`.
+fn object_opens_after(b: &[u8], i: usize, window: usize) -> Option<&[u8]> {
+    let rest = &b[i..b.len().min(i + window)];
+    let colon = rest.iter().position(|&c| !matches!(c, b'"' | b'\'' | b' '))?;
+    if rest[colon] != b':' {
+        return None;
+    }
+    let open = colon + 1 + rest[colon + 1..].iter().position(|&c| c != b' ')?;
+    (rest[open] == b'{').then(|| &rest[open + 1..])
 }
 
 #[cfg(test)]
