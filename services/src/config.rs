@@ -65,6 +65,11 @@ impl Choice for OversizeBody {
     const CHOICES: &'static [(Self, &'static str, &'static str)] = &[
         (OversizeBody::ScorePrefix, "score-prefix", "Score the first WAF_BODY_LIMIT_BYTES and stream the whole body on"),
         (OversizeBody::Block, "block", "Treat the request as over the threshold (reason `body-limit:exceeded`)"),
+        (
+            OversizeBody::Partial,
+            "partial",
+            "Score the first WAF_BODY_LIMIT_BYTES; the verdict is partial (`body-limit`) and WAF_ON_PARTIAL decides",
+        ),
     ];
 }
 

@@ -389,6 +389,19 @@ async fn oversize_bodies_follow_the_configured_policy() {
     assert_eq!(events[0]["reason"], "body-limit:exceeded");
     let small = send(block.addr, request(Method::POST, "/upload", "small body")).await;
     assert_eq!(small.status, 200);
+
+    // `partial`: the same padded attack is a partial verdict, which WAF_ON_PARTIAL decides
+    // (blocked by default; forwarded marked when it says pass).
+    let partial =
+        start_proxy(app.addr, &["--mode", "active", "--body-limit", "128", "--oversize-body", "partial", "--kill-response", "forbidden"]);
+    let mut req = request(Method::POST, "/comment", &body);
+    req.headers_mut().insert("content-type", "application/x-www-form-urlencoded".parse().unwrap());
+    assert_eq!(send(partial.addr, req).await.status, 403);
+    let events = send(partial.addr, get("/api/events/recent")).await.json();
+    assert_eq!(events[0]["reason"], "partial:body-limit");
+    let passing = start_proxy(app.addr, &["--mode", "active", "--body-limit", "128", "--oversize-body", "partial", "--on-partial", "pass"]);
+    assert_eq!(send(passing.addr, request(Method::POST, "/upload", &"c".repeat(4096))).await.status, 200);
+    assert_eq!(app.last().headers["x-waf-partial"], "body-limit");
 }
 
 #[tokio::test]

@@ -27,6 +27,15 @@ const INTERNALS: &[(&str, &str)] = &[
     ("command-injection:nodejs-module-load", "constructor._load("),
     ("command-injection:nodejs-process-binding", "process.binding("),
     ("command-injection:nodejs-serialize", "_$$ND_FUNC$$_"),
+    // The other server-side runtimes' process APIs, and the process object ending or killing
+    // the server: no data field holds a call to them.
+    ("command-injection:nodejs-runtime-spawn", "Deno.run("),
+    ("command-injection:nodejs-runtime-spawn", "Deno.Command("),
+    ("command-injection:nodejs-runtime-spawn", "Bun.spawn("),
+    ("command-injection:nodejs-runtime-spawn", "Bun.spawnSync("),
+    ("command-injection:nodejs-process-control", "process.kill("),
+    ("command-injection:nodejs-process-control", "process.exit("),
+    ("command-injection:nodejs-process-control", "process.dlopen("),
 ];
 
 const PROCESS_MODULES: &[&str] = &["child_process", "vm", "worker_threads"];
@@ -63,7 +72,7 @@ impl Check for NodeJsInjection {
 
 /// Cheap pre-filter: every anchor holds one of these words.
 fn has_anchor_letters(text: &str) -> bool {
-    ["require", "process", "_load", "ND_FUNC", "import", "fromCharCode", "base64", "atob"].iter().any(|w| text.contains(w))
+    ["require", "process", "_load", "ND_FUNC", "import", "fromCharCode", "base64", "atob", "Deno", "Bun"].iter().any(|w| text.contains(w))
 }
 
 /// The reason of the strongest loader form in the compacted text.
@@ -244,6 +253,12 @@ mod tests {
         assert_eq!(level("process['mainModule']['require']('fs')"), Some(1));
         assert_eq!(level("';require('\\x63\\x68ild_process').spawn('sh')//"), Some(1));
         assert_eq!(level("';require('fs').readFileSync('/etc/passwd')//"), Some(1));
+        // Red-team pass 3: other runtimes' spawn calls, and code handed to a timer.
+        assert_eq!(level("Deno.run({cmd:[\"id\"]})"), Some(1));
+        assert_eq!(level("Bun.spawnSync([\"id\"])"), Some(1));
+        assert_eq!(level("setTimeout('process.exit()',1)"), Some(1));
+        assert_eq!(level("process.kill(process.pid)"), Some(1));
+        assert_eq!(level("the process exits (kill it)"), None);
     }
 
     #[test]

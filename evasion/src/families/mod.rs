@@ -3,6 +3,7 @@
 use crate::Family;
 
 mod crlf;
+mod deserialization;
 mod encoding_abuse;
 mod graphql;
 mod java;
@@ -81,6 +82,7 @@ static FAMILIES: &[&dyn Family] = &[
     &sqli_padded::SqliPadded,
     &pi_disguise::PiDisguise,
     &spreadsheet::SpreadsheetFormula,
+    &deserialization::Deserialization,
 ];
 
 pub fn families() -> &'static [&'static dyn Family] {

@@ -43,6 +43,8 @@ pub enum OversizeBody {
     ScorePrefix,
     /// Treat the request as over the threshold (reason `body-limit:exceeded`).
     Block,
+    /// Score the prefix; the verdict is partial (`body-limit`) and WAF_ON_PARTIAL decides.
+    Partial,
 }
 
 /// What an active-mode kill looks like to the proxy's client.

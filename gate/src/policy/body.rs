@@ -42,6 +42,7 @@ impl From<OversizeBody> for Oversize {
         match flag {
             OversizeBody::ScorePrefix => Oversize::ScorePrefix,
             OversizeBody::Block => Oversize::Block,
+            OversizeBody::Partial => Oversize::Partial,
         }
     }
 }
@@ -108,5 +109,7 @@ mod tests {
         assert_eq!(cut(partial, Oversize::Block, true), (vec!["body-limit".to_string()], None), "the scope overrides the door");
         assert_eq!(cut(partial, Oversize::Block, false), (vec![], None), "a body read whole is not oversize");
         assert_eq!((partial.limit_or(1 << 20), none.limit_or(1 << 20)), (16, 1 << 20));
+        // The door's own flag can say `partial` too (WAF_OVERSIZE_BODY=partial).
+        assert_eq!(cut(none, OversizeBody::Partial.into(), true), (vec!["body-limit".to_string()], None));
     }
 }

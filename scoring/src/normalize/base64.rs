@@ -5,8 +5,8 @@
 //! every input byte takes part in at most two decode attempts (the `/`-separated pieces of a
 //! run, then the whole run when no piece decoded to text).
 
-/// Shortest run considered (12 decoded bytes).
-pub const MIN_SEGMENT: usize = 16;
+/// Shortest run considered (9 decoded bytes): `' or 1=1--` is 14 characters unpadded.
+pub const MIN_SEGMENT: usize = 12;
 /// Most decoded texts pushed per input.
 pub const MAX_SEGMENTS: usize = 16;
 /// Most decoded bytes pushed per input, all segments together.
@@ -53,7 +53,7 @@ struct Budget {
 impl Budget {
     /// Tries one run; pushes its text and returns true when it decodes to printable text.
     fn try_run(&mut self, run: &[u8], out: &mut Vec<String>) -> bool {
-        if run.len() < MIN_SEGMENT || out.len() >= MAX_SEGMENTS || self.bytes_left < 12 {
+        if run.len() < MIN_SEGMENT || out.len() >= MAX_SEGMENTS || self.bytes_left < 9 {
             return false;
         }
         // Decode no more than the budget allows (4 characters → 3 bytes).
@@ -117,7 +117,7 @@ pub fn base64_segments(input: &str, out: &mut Vec<String>) -> bool {
     }
     let mut budget = Budget { bytes_left: MAX_DECODED_BYTES, scratch: Vec::new() };
     let mut i = 0;
-    while i < b.len() && out.len() < MAX_SEGMENTS && budget.bytes_left >= 12 {
+    while i < b.len() && out.len() < MAX_SEGMENTS && budget.bytes_left >= 9 {
         if b64_val(b[i]).is_none() {
             i += 1;
             continue;
@@ -162,7 +162,10 @@ mod tests {
         // URL-safe alphabet, no padding.
         assert_eq!(segs("Pz4-Pz4-Pz4-Pz4-Pz4-Pz4-"), ["?>>?>>?>>?>>?>>?>>"]);
         assert_eq!(segs("/api/v1/c2VsZWN0ICogZnJvbSB1c2Vycw"), ["select * from users"]);
-        assert_eq!(segs("JyBvciAxPTEtLSA/Pz8gYW5kIG1vcmU="), ["' or 1=1-- ??? and more"]);
+        // The `/`-separated pieces decode on their own, as the path case above.
+        assert_eq!(segs("JyBvciAxPTEtLSA/Pz8gYW5kIG1vcmU="), ["' or 1=1-- ", "?? and more"]);
+        // A short payload: ten bytes, fourteen characters without padding.
+        assert_eq!(segs("JyBvciAxPTEtLQ=="), ["' or 1=1--"]);
     }
 
     #[test]

@@ -323,8 +323,8 @@ mod tests {
             let t = format!("{s} tail words here");
             assert!(may_need_decoding(&t));
         }
-        assert!(!may_need_decoding("abcdefghijklmnO"));
-        assert!(may_need_decoding("abcdefghijklmnOp"));
+        assert!(!may_need_decoding("abcdefghijO"));
+        assert!(may_need_decoding("abcdefghijkO"));
         assert!(may_need_decoding(&format!("{}Z", "a".repeat(1000))));
     }
 

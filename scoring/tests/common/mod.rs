@@ -2,6 +2,8 @@
 //! subset, hence the allow).
 #![allow(dead_code)]
 
+pub mod placed;
+
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
