@@ -180,14 +180,24 @@ fn segment_level(segment: &[u8]) -> Option<u8> {
 /// scanner's forced browsing for a dump left in the web root. A name that says backup or dump
 /// is level 1; any other is level 2, since a few sites publish a schema or sample data.
 fn dump_level(segment: &[u8]) -> Option<u8> {
-    let lower = segment.to_ascii_lowercase();
-    let name = [".gz", ".zip", ".bz2", ".xz", ".7z", ".tar"].iter().fold(&lower[..], |n, c| n.strip_suffix(c.as_bytes()).unwrap_or(n));
+    // Most segments have no dot: one scan, no allocation.
+    if !segment.contains(&b'.') {
+        return None;
+    }
+    let name = [".gz", ".zip", ".bz2", ".xz", ".7z", ".tar"].iter().fold(segment, |n, c| {
+        let cut = n.len().saturating_sub(c.len());
+        if n.len() > c.len() && eq(&n[cut..], c) {
+            &n[..cut]
+        } else {
+            n
+        }
+    });
     let dot = name.iter().rposition(|&c| c == b'.')?;
-    if !matches!(&name[dot + 1..], b"sql" | b"mdb" | b"sqlite" | b"sqlite3" | b"dump" | b"psql" | b"mysql") {
+    if !["sql", "mdb", "sqlite", "sqlite3", "dump", "psql", "mysql"].iter().any(|e| eq(&name[dot + 1..], e)) {
         return None;
     }
     let stem = &name[..dot];
-    let says_backup = ["backup", "dump", "bak", "bkp"].iter().any(|w| stem.windows(w.len()).any(|x| x == w.as_bytes()));
+    let says_backup = ["backup", "dump", "bak", "bkp"].iter().any(|w| stem.windows(w.len()).any(|x| eq(x, w)));
     Some(if says_backup { 1 } else { 2 })
 }
 
