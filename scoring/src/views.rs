@@ -2,7 +2,7 @@
 //! pattern database scans each level once. A NUL byte separates fields (decoded text never
 //! contains NUL), and an offset table maps a match back to its field.
 
-use crate::fields::Fields;
+use crate::fields::{FieldKind, Fields};
 use crate::normalize;
 use syntax::ByteSet;
 
@@ -182,7 +182,10 @@ impl Views {
             // and a case-sensitive rule wants the original case); comments do, because they
             // split keywords.
             let may_comment = decoded || bytes.all(b"/*") || bytes.all(b"<!");
-            if decoded || may_comment && has_comment_marker(source) {
+            // A value with NBSP or a control byte between its words is read with spaces there
+            // (`1\u{a0}UNION\u{a0}SELECT`), and without its zero-width characters, though nothing in
+            // it was encoded.
+            if decoded || may_comment && has_comment_marker(source) || normalize::collapse::has_odd_spacing(source, &bytes) {
                 normalize::collapse(source, &mut collapsed);
                 self.decoded.push(idx, &collapsed);
                 self.decoded_fields.push(Some(collapsed.clone()));
@@ -196,6 +199,35 @@ impl Views {
             for text in base64.drain(..) {
                 self.decoded.push(idx, &text);
                 self.base64_texts.push((idx, text));
+            }
+        }
+        self.push_overflow_lines(fields, &mut deep, &mut collapsed);
+    }
+
+    /// Fields past the field cap share Overflow chunks, one `name=value` per line, and a rule
+    /// anchored at a value's start (`^\s*\$ne`, Shellshock's `() {`) matches only a chunk's
+    /// first line: 1,024 padding fields would hide every such payload. Each line's value is
+    /// therefore also a segment of its own (decoded too, when decoding changes it), after
+    /// every field's, so plain segment `idx` stays field `idx`. The chunk stays scanned whole
+    /// as well, for rules that read `name=value`.
+    fn push_overflow_lines(&mut self, fields: &Fields, deep: &mut String, collapsed: &mut String) {
+        // Overflow chunks only follow the first `max_fields` fields (`Fields::push`): most
+        // requests have fewer fields than that and skip this without reading one.
+        let cap = fields.limits().max_fields;
+        if fields.len() <= cap {
+            return;
+        }
+        for (idx, field) in fields.iter().enumerate().skip(cap).filter(|(_, field)| field.kind == FieldKind::Overflow) {
+            for value in crate::overflow_lines::line_values(field.value) {
+                // A whole-field line (its `name=` was not plain) is the chunk's own text.
+                if value.len() == field.value.len() {
+                    continue;
+                }
+                self.plain.push(idx, value);
+                if normalize::may_need_decoding(value) && normalize::decode_deep(value, deep) {
+                    normalize::collapse(deep, collapsed);
+                    self.decoded.push(idx, collapsed);
+                }
             }
         }
     }
@@ -238,7 +270,6 @@ impl Views {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fields::FieldKind;
 
     #[test]
     fn comment_markers() {

@@ -216,6 +216,31 @@ fn code_detectors_read_overflow_lines_as_fields() {
     assert_eq!(padded.score, alone.score);
 }
 
+/// Rules anchored at a value's start see each Overflow line as the value it was: after 1,100
+/// padding fields, a Shellshock opener, a `$ne` operator value and an LDAP filter break-out
+/// (each caught only by such a rule) score as they do alone, plainly and percent-encoded.
+#[test]
+fn start_anchored_rules_read_overflow_lines_as_values() {
+    let engine = common::patterns_only();
+    let pad: String = (0..1_100).map(|i| format!("f{i}=v{i}&")).collect();
+    for payload in ["() { _; } >_[$($())] { id; }", "$ne", "*)(uid=*))(|(uid=*"] {
+        let encoded: String =
+            payload.bytes().map(|b| if b.is_ascii_alphanumeric() { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
+        let alone = engine.score_patterns(&input(&format!("GET /s?q={encoded}\n")));
+        assert!(alone.score > engine.threshold(), "{payload}: {alone:?}");
+        for value in [payload.to_string(), encoded.clone()] {
+            let query = format!("GET /s?{pad}q={value}&z=1\n");
+            let form = format!("POST /s\n{pad}q={value}&z=1");
+            let form_type = [("content-type".to_string(), "application/x-www-form-urlencoded".to_string())];
+            for request in [input(&query), ScoreInput { request_text: &form, headers: &form_type }] {
+                let padded = engine.score_patterns(&request);
+                assert_eq!(padded.reason, alone.reason, "{value}: {padded:?}");
+                assert_eq!(padded.score, alone.score, "{value}");
+            }
+        }
+    }
+}
+
 /// Control bytes sprinkled through a prompt injection make the field look binary, but what is
 /// left once they are removed is prose: the prompt-injection model still reads it.
 #[tokio::test]

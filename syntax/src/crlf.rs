@@ -93,6 +93,7 @@ const METHODS: &[&[u8]] = &[b"GET", b"POST", b"PUT", b"DELETE", b"HEAD", b"OPTIO
 enum Kind {
     Body,
     Header,
+    StoreCommand,
     RequestLine,
     StatusLine,
 }
@@ -128,6 +129,7 @@ impl Check for CrlfCheck {
         let (kind, decoded, encoded_break) = found?;
         let reason = match kind {
             Kind::Header => "crlf:encoded-header",
+            Kind::StoreCommand => "crlf:store-command",
             Kind::StatusLine => "crlf:encoded-status-line",
             Kind::RequestLine => "crlf:encoded-request-line",
             Kind::Body => "crlf:encoded-body",
@@ -259,7 +261,38 @@ fn line_kind(b: &[u8], at: usize, after_blank: bool) -> Option<Kind> {
             return Some(Kind::RequestLine);
         }
     }
+    if store_command(rest) {
+        return Some(Kind::StoreCommand);
+    }
     header(rest).then_some(Kind::Header)
+}
+
+/// Redis commands that wipe the store, make it a replica of the attacker's or write its
+/// dump where a web server or cron reads it. Redis and memcached read one command per line,
+/// so a cache key or value that reaches them unescaped ends the application's command at the
+/// break and starts the attacker's (`key=x%0d%0aFLUSHALL`).
+const STORE_COMMANDS: &[&[u8]] = &[b"flushall", b"flushdb", b"flush_all", b"slaveof", b"replicaof", b"config set", b"module load"];
+
+/// The line at `rest` is one of [`STORE_COMMANDS`] (alone or with arguments) or a memcached
+/// storage command with its numeric fields (`set admin 0 0 4`).
+fn store_command(rest: &[u8]) -> bool {
+    let line_end = rest.iter().take(200).position(|&c| c == b'\r' || c == b'\n').unwrap_or(rest.len().min(200));
+    let line = &rest[..line_end];
+    let named = STORE_COMMANDS
+        .iter()
+        .any(|c| line.len() >= c.len() && line[..c.len()].eq_ignore_ascii_case(c) && line.get(c.len()).is_none_or(|&b| b == b' '));
+    named || memcached_storage(line)
+}
+
+/// `set|add|replace|append|prepend|cas <key> <flags> <exptime> <bytes>`: three numbers after
+/// the key are memcached's syntax and nothing else's.
+fn memcached_storage(line: &[u8]) -> bool {
+    let mut words = line.split(|&c| c == b' ').filter(|w| !w.is_empty());
+    let verb = words.next().unwrap_or(b"");
+    let storage = [&b"set"[..], b"add", b"replace", b"append", b"prepend", b"cas"].iter().any(|v| v.eq_ignore_ascii_case(verb));
+    let key = words.next();
+    let numbers = words.take(3).filter(|w| w.iter().all(u8::is_ascii_digit)).count();
+    storage && key.is_some() && numbers == 3
 }
 
 /// `Name: value` with a name a response or request header takes.
@@ -318,6 +351,26 @@ mod tests {
         assert_eq!(CrlfCheck.inspect(&input), None);
         input.sensitivity = 2;
         assert_eq!(CrlfCheck.inspect(&input).map(|f| f.level), Some(2));
+    }
+
+    /// A cache key that reaches Redis or memcached unescaped: each line is a command.
+    #[test]
+    fn store_commands_after_a_break() {
+        for text in [
+            "x%0d%0aFLUSHALL%0d%0a",
+            "x%0d%0aCONFIG%20SET%20dir%20/var/www/html",
+            "x%0d%0aSLAVEOF%20203.0.113.9%206379",
+            "x%0d%0aset%20admin%200%200%204%0d%0atrue",
+        ] {
+            assert_eq!(reason(text), Some("crlf:store-command"), "{text}");
+        }
+        let mut input = Input::new("x\r\nFLUSHALL\r\n");
+        assert_eq!(CrlfCheck.inspect(&input).map(|f| (f.reason, f.level)), Some(("crlf:store-command", 1)));
+        input.place = Place::BodyValue;
+        assert_eq!(CrlfCheck.inspect(&input), None, "a raw break in a body value waits for level 2");
+        for text in ["a%0d%0aset the table for 4", "a%0d%0aconfiguration set up", "a%0d%0aflushall-ish"] {
+            assert_eq!(reason(text), None, "{text}");
+        }
     }
 
     #[test]

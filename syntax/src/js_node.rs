@@ -21,7 +21,7 @@ pub struct NodeJsInjection;
 pub static NODEJS_INJECTION: NodeJsInjection = NodeJsInjection;
 
 /// Loader forms application code never writes: `(reason, anchor)`.
-const INTERNALS: &[(&str, &str)] = &[
+const LEVEL1_ANCHORS: &[(&str, &str)] = &[
     ("command-injection:nodejs-mainmodule", "mainModule.require("),
     ("command-injection:nodejs-mainmodule", "mainModule.constructor._load("),
     ("command-injection:nodejs-module-load", "constructor._load("),
@@ -77,7 +77,7 @@ fn has_anchor_letters(text: &str) -> bool {
 
 /// The reason of the strongest loader form in the compacted text.
 fn judge(folded: &str, raw: &str) -> Option<&'static str> {
-    for (reason, anchor) in INTERNALS {
+    for (reason, anchor) in LEVEL1_ANCHORS {
         if folded.contains(anchor) {
             return Some(reason);
         }

@@ -5,7 +5,8 @@
 //! (`__proto__.x=1`, `{"__proto__":{"x":1}}`). A JavaScript property name is case-sensitive,
 //! so the segments are matched exactly. Levels: level 1 for a key, or a short value that is
 //! nothing but the path or JSON; level 2 for the same in prose or long pasted source (chat
-//! messages about JavaScript mention `obj.__proto__`).
+//! messages about JavaScript mention `obj.__proto__`). Python's class pollution
+//! (`__class__.__init__.__globals__` as a key path) is the same attack on a dict merge.
 
 use crate::{Check, Finding, Input, Place, Trigger};
 
@@ -15,6 +16,7 @@ pub static PROTOTYPE_POLLUTION: PrototypePollution = PrototypePollution;
 
 const KEY_REASON: &str = "prototype-pollution:key-path";
 const VALUE_REASON: &str = "prototype-pollution:value-path";
+const PYTHON_REASON: &str = "prototype-pollution:python-class-path";
 
 impl Check for PrototypePollution {
     fn trigger(&self) -> Trigger {
@@ -31,6 +33,12 @@ impl Check for PrototypePollution {
         if input.name.contains("proto") && pollutes(input.name, false) {
             return finding(KEY_REASON, 1);
         }
+        // Python's analogue: a merge that follows `__class__.__init__.__globals__` (pydash's
+        // `set_`, a recursive dict merge) rewrites the application's module globals.
+        let key = if matches!(input.place, Place::QueryName | Place::BodyKey) { input.text } else { input.name };
+        if key.contains("__") && python_class_path(key) {
+            return finding(PYTHON_REASON, 1);
+        }
         // The byte test first: most fields lack a `p`, and the substring search costs more.
         if !input.bytes.contains(b'p') || !input.text.contains("proto") {
             return None;
@@ -43,7 +51,16 @@ impl Check for PrototypePollution {
             return (pollutes(input.text, false) || whole_key).then(|| finding(KEY_REASON, 1)).flatten();
         }
         if !pollutes(input.text, true) {
-            return None;
+            // A value that is nothing but a key path: what a client sends to a setter such as
+            // lodash's `_.set(obj, path, value)` (`{"path": "__proto__.isAdmin", "value":
+            // true}`). `__proto__` alone is also the first item of a path given as an array
+            // (`["__proto__", "isAdmin"]`), but a search for the word on a docs site is the same
+            // value: level 2.
+            let path = input.text.trim();
+            if path.len() <= 200 && is_key_path(path) && pollutes(path, false) {
+                return finding(VALUE_REASON, 1);
+            }
+            return (path == "__proto__").then(|| finding(VALUE_REASON, 2)).flatten();
         }
         let pasted = crate::prose::is_long_or_prose(input.text.as_bytes()) || input.text.len() > 400;
         finding(VALUE_REASON, if pasted { 2 } else { 1 })
@@ -68,7 +85,7 @@ fn pollutes(text: &str, assigned: bool) -> bool {
             i += 1;
         }
         let word = &text[start..i];
-        let root = word == "__proto__" || prev_constructor && word == "prototype";
+        let root = word == "__proto__" || prev_constructor && word == "prototype" || nests_proto(word);
         prev_constructor = word == "constructor" && (joined_to_next(b, i) || json_member_next(b, i));
         if root && joined_to_next(b, i) && (!assigned || sets_after(b, i)) {
             return true;
@@ -80,6 +97,22 @@ fn pollutes(text: &str, assigned: bool) -> bool {
         }
     }
     false
+}
+
+/// A key path through a Python object's class to its function globals: `__globals__`, or
+/// `__class__` with `__init__` (the road to `__globals__` and `__builtins__`).
+fn python_class_path(key: &str) -> bool {
+    key.contains("__globals__") || key.contains("__class__") && (key.contains("__init__") || key.contains("__base__"))
+}
+
+/// `__pro__proto__to__`: a sanitiser that deletes `__proto__` once leaves `__proto__`.
+fn nests_proto(word: &str) -> bool {
+    word.len() > 9 && word.contains("__proto__") && word.replacen("__proto__", "", 1) == "__proto__"
+}
+
+/// Identifiers joined by `.` or `[…]` and nothing else (`__proto__.isAdmin`, `a[b][c]`).
+fn is_key_path(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|c| is_ident(c) || matches!(c, b'.' | b'[' | b']' | b'"' | b'\''))
 }
 
 fn is_ident(c: u8) -> bool {
@@ -151,6 +184,22 @@ mod tests {
         // JSON in a value reaches the prototype through `constructor` too.
         assert_eq!(level("data", "{\"constructor\":{\"prototype\":{\"isAdmin\":true}}}", Place::QueryValue), Some(1));
         assert_eq!(level("data", "{ 'constructor' : { 'prototype' : { 'polluted' : 1 } } }", Place::BodyValue), Some(1));
+    }
+
+    /// Red-team pass 4: a key path given as a value (to a path setter), `__proto__` alone as
+    /// an array item, and the nested spelling that survives a one-pass sanitiser.
+    #[test]
+    fn paths_as_values_and_nested_spellings() {
+        assert_eq!(level("path", "__proto__.isAdmin", Place::BodyValue), Some(1));
+        assert_eq!(level("path", "constructor.prototype.isAdmin", Place::BodyValue), Some(1));
+        assert_eq!(level("path[0]", "__proto__", Place::BodyValue), Some(2));
+        assert_eq!(level("__pro__proto__to__[isAdmin]", "true", Place::QueryValue), Some(1));
+        assert_eq!(level("path", "user.profile.name", Place::BodyValue), None);
+        assert_eq!(level("path", "prototype", Place::BodyValue), None);
+        assert_eq!(level("q", "what is __proto__.constructor for", Place::QueryValue), None);
+        assert_eq!(level("__class__.__init__.__globals__.SECRET_KEY", "x", Place::BodyValue), Some(1));
+        assert_eq!(level("", "__init__.__globals__.app.config.SECRET_KEY", Place::BodyKey), Some(1));
+        assert_eq!(level("user.__init__", "x", Place::BodyValue), None);
     }
 
     #[test]

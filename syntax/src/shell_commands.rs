@@ -113,7 +113,11 @@ const COMMANDS: &[(&str, Class, bool)] = &[
 
 /// Prefixes that run the next word as the command (`busybox` runs its applet: `busybox telnetd
 /// -l /bin/sh`; it stays a shell command too, for `| busybox sh`).
-pub(crate) const WRAPPERS: &[&str] = &["sudo", "nohup", "exec", "time", "command", "xargs", "eval", "busybox", "doas"];
+/// `env`, `builtin` and `coproc` run their argument too (`;coproc bash -i >&/dev/tcp/…`), as do
+/// the process-attribute setters `setsid`, `nice` and `stdbuf`.
+pub(crate) const WRAPPERS: &[&str] = &[
+    "sudo", "nohup", "exec", "time", "command", "xargs", "eval", "busybox", "doas", "env", "builtin", "coproc", "setsid", "nice", "stdbuf",
+];
 
 /// Targets of an attack rather than of an admin's script.
 pub(crate) const HOSTILE: &[&str] = &["/etc/passwd", "/etc/shadow", "/proc/self/environ", "/dev/tcp/", "/dev/udp/", "/.ssh/id_"];

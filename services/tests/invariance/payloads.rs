@@ -56,6 +56,11 @@ pub const ATTACKS: &[Payload] = &[
     p("redirect-at", "open-redirect", "https://shop.example@evil.example/login"),
     p("crlf-set-cookie", "crlf", "%0d%0aSet-Cookie:%20session=attacker"),
     p("crlf-raw", "crlf", "x\r\nSet-Cookie: session=attacker"),
+    // Bash imports any variable whose value opens with `() {`, whatever the body.
+    p("cmdi-shellshock", "command-injection", "() { _; } >_[$($())] { id; }"),
+    p("cmdi-powershell", "command-injection", "; Start-Process calc.exe -WindowStyle Hidden"),
+    // Short enough that its base64 form is a 16-character run (the decoder's floor is 12).
+    p("sqli-short", "sqli", "' or 1=1--"),
     p("ognl-struts", "command-injection", "%{(#_='multipart/form-data').(#cmd='id').(@java.lang.Runtime@getRuntime().exec(#cmd))}"),
 ];
 
